@@ -1,0 +1,21 @@
+// dpsim: command-line entry point. Subcommands register themselves (see commands.h).
+#include <CLI/CLI.hpp>
+
+#include "sim/cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"dpsim: a discrete-event simulator of PD-disaggregated LLM inference with storage-loaded KV cache"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  sim::cli::add_run_command(app, &exit_code);
+  sim::cli::add_demo_command(app, &exit_code);
+  sim::cli::add_bottleneck_command(app, &exit_code);
+  sim::cli::add_trace_command(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,73 @@
+// JsonReader: strict, path-aware reading of one JSON object. Every getter marks its key as known;
+// finish() reports unknown keys. The first error wins and reads like
+//   scenarios/x.json: cluster.prefill_nodes: expected an integer >= 1, got -2
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/core/status.h"
+
+namespace sim::config {
+
+// Largest magnitude accepted for any number (bytes, bandwidths, FLOP/s): larger is an input error.
+inline constexpr double kMaxNumber = 1e20;
+
+class JsonReader {
+ public:
+  // `obj` must outlive the reader. `path` is the JSON path of `obj` ("" for the root).
+  JsonReader(const nlohmann::json& obj, std::string file, std::string path);
+
+  // A missing key returns `def`; std::nullopt as def makes the key required.
+  double number(const char* key, std::optional<double> def, double lo, double hi = kMaxNumber,
+                bool lo_inclusive = true);
+  double positive(const char* key, std::optional<double> def) { return number(key, def, 0, kMaxNumber, false); }
+  double non_negative(const char* key, std::optional<double> def) { return number(key, def, 0); }
+  // 0 < x <= 1.
+  double fraction(const char* key, std::optional<double> def) { return number(key, def, 0, 1, false); }
+  int64_t integer(const char* key, std::optional<int64_t> def, int64_t lo, int64_t hi = INT64_MAX);
+  bool boolean(const char* key, std::optional<bool> def);
+  std::string string(const char* key, std::optional<std::string> def);
+  // A string that must be one of `allowed`; the error lists them.
+  std::string one_of(const char* key, std::optional<std::string> def, const std::vector<std::string>& allowed);
+  // Runs `fn` on the sub-object `key` (an empty object when missing and not required), then checks its keys.
+  void object(const char* key, const std::function<void(JsonReader&)>& fn, bool required = false);
+  // Marks `key` as known and returns it (nullptr when missing), for free-form values such as notes.
+  const nlohmann::json* raw(const char* key);
+
+  // Records an error at `key` unless one is already recorded.
+  void fail(const char* key, const std::string& expected, const nlohmann::json* got);
+  void fail_message(const std::string& message);
+  bool ok() const { return !error_.has_value(); }
+  std::string path_of(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  const std::string& file() const { return file_; }
+
+  // Unknown keys become an error; returns the first error seen (or OK).
+  Status finish();
+
+ private:
+  const nlohmann::json* find(const char* key);
+
+  const nlohmann::json& obj_;
+  std::string file_;
+  std::string path_;
+  std::set<std::string> known_;
+  std::optional<std::string> error_;
+};
+
+// Reads and parses a JSON file whose top level must be an object. Errors name the file (and the
+// line/column of a syntax error).
+StatusOr<nlohmann::json> read_json_file(const std::string& path);
+
+// Applies `--set a.b.c=value` to `root`. The value is parsed as JSON when it parses (numbers, true,
+// false, arrays, objects, quoted strings) and taken as a plain string otherwise. Intermediate objects are
+// created. The type is checked later by the loader, exactly as for the file.
+Status apply_override(nlohmann::json& root, const std::string& assignment);
+
+}  // namespace sim::config

@@ -1,0 +1,48 @@
+#include "sim/core/paths.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+#include <unistd.h>
+
+namespace sim {
+
+namespace fs = std::filesystem;
+
+const char* project_root() { return DPSIM_SOURCE_DIR; }
+
+std::string resolve_path(const std::string& name, const std::string& base_dir) {
+  std::error_code ec;
+  if (name.empty() || fs::path(name).is_absolute() || fs::exists(name, ec)) return name;
+  for (const fs::path base : {fs::path(base_dir), fs::path(project_root())}) {
+    if (base.empty()) continue;
+    fs::path p = base / name;
+    if (fs::exists(p, ec)) return p.lexically_normal().string();
+  }
+  return name;
+}
+
+std::string write_file_atomically(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  fs::path p(path);
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return "cannot write " + tmp;
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return "write failed: " + tmp;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return "cannot rename " + tmp + " to " + path;
+  }
+  return "";
+}
+
+}  // namespace sim

@@ -1,0 +1,19 @@
+// Locating project files (models/, traces/) independently of the working directory.
+#pragma once
+
+#include <string>
+
+namespace sim {
+
+// The project's source directory, fixed at build time.
+const char* project_root();
+
+// Resolves `name` as given (absolute, or relative to the working directory), else relative to `base_dir`,
+// else relative to the project root. Returns `name` unchanged when no candidate exists.
+std::string resolve_path(const std::string& name, const std::string& base_dir);
+
+// Writes `text` to `path` atomically: a temp file in the same directory, then rename. Creates parent
+// directories. Returns an error message, or "" on success.
+std::string write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace sim
