@@ -15,7 +15,7 @@ const char* project_root() { return DPSIM_SOURCE_DIR; }
 std::string resolve_path(const std::string& name, const std::string& base_dir) {
   std::error_code ec;
   if (name.empty() || fs::path(name).is_absolute() || fs::exists(name, ec)) return name;
-  for (const fs::path base : {fs::path(base_dir), fs::path(project_root())}) {
+  for (const fs::path& base : {fs::path(base_dir), fs::path(project_root())}) {
     if (base.empty()) continue;
     fs::path p = base / name;
     if (fs::exists(p, ec)) return p.lexically_normal().string();

@@ -1,0 +1,52 @@
+// PlatformHandles: the SimGrid hosts and links of a built cluster, by role. Non-owning: SimGrid owns them.
+//
+// One star zone holds every host. Each host's route to the star's centre lists the links a byte crosses
+// (DESIGN.md, "The platform"); a transfer from X to Y crosses X's up-links then Y's down-links:
+//   gpu  (n, j): up [cnic_j.read]                     down [cnic_j.write]
+//   buf  (n, j): up [dram, cnic_j.read]               down [cnic_j.write, dram]    (DRAM reached via CNIC j)
+//   dram (n)   : up [dram]                            down [dram]                  (DRAM reached by the SNIC)
+//   store(n)   : up [snic.in]                         down [snic.out]              (the storage side of node n)
+// so storage read = store->dram, H2D = buf_j->gpu_j, D2H = gpu_j->buf_j, GPU A -> DRAM B = gpuA->bufB_j,
+// DRAM B -> GPU A = bufB_j->gpuA, persist = dram->store. With PCIe modelled, gpu_j's routes start with the
+// GPU's PCIe link and buf_j's with the host PCIe link of switch j. The compute fabric is non-blocking.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace simgrid::s4u {
+class Host;
+class Link;
+}  // namespace simgrid::s4u
+
+namespace sim::platform {
+
+enum class NodeRole { kPrefill, kDecode };
+
+// A directed (or shared) link resource whose bytes are accounted.
+struct TrackedLink {
+  simgrid::s4u::Link* link = nullptr;
+  std::string resource;   // snic | cnic | dram | pcie | storage
+  std::string direction;  // in/out (snic, storage), read/write (cnic), shared (dram), to_gpu/from_gpu... (pcie)
+  int node = 0;
+  int gpu = -1;           // GPU index within the node for per-GPU links, else -1
+  double bandwidth_Bps = 0;
+};
+
+struct NodeHandles {
+  NodeRole role = NodeRole::kPrefill;
+  std::vector<simgrid::s4u::Host*> gpus;  // g GPU hosts
+  std::vector<simgrid::s4u::Host*> bufs;  // g DRAM endpoints, one behind each CNIC
+  simgrid::s4u::Host* dram = nullptr;     // DRAM endpoint behind the SNIC
+  simgrid::s4u::Host* storage = nullptr;  // the storage side of this node
+};
+
+struct PlatformHandles {
+  int prefill_nodes = 0;
+  int decode_nodes = 0;
+  int gpus_per_node = 0;
+  std::vector<NodeHandles> nodes;  // prefill nodes first, then decode nodes
+  std::vector<TrackedLink> links;  // every accounted link direction, in a stable order
+};
+
+}  // namespace sim::platform

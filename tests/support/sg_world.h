@@ -1,0 +1,37 @@
+// Helpers for SimGrid tests: one engine + platform per TEST_CASE (SimGrid cannot be reset in a process).
+#pragma once
+
+#include <simgrid/plugins/load.h>
+#include <simgrid/s4u.hpp>
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "sim/config/hardware.h"
+#include "sim/engine/sg_compat.h"
+#include "sim/platform/builder.h"
+
+namespace sim::testing {
+
+inline simgrid::s4u::Engine& make_engine() {
+  static int argc = 1;
+  static char name[] = "sg_test";
+  static char* argv[] = {name, nullptr};
+  static simgrid::s4u::Engine e(&argc, argv);
+  return e;
+}
+
+// Bytes carried by each accounted link direction, keyed "n0.g1.cnic/read", "n0.dram/shared", ...
+inline std::map<std::string, double> link_bytes(const platform::PlatformHandles& h) {
+  std::map<std::string, double> m;
+  for (const auto& t : h.links) {
+    std::string base = t.link->get_name();
+    auto us = base.rfind('_');
+    if (us != std::string::npos && (base.substr(us) == "_UP" || base.substr(us) == "_DOWN")) base = base.substr(0, us);
+    m[base + "/" + t.direction] = sg_link_get_cum_load(t.link);
+  }
+  return m;
+}
+
+}  // namespace sim::testing
