@@ -4,7 +4,8 @@
 #include "sim/cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"dpsim: a discrete-event simulator of PD-disaggregated LLM inference with storage-loaded KV cache"};
+  CLI::App app{
+      "dpsim: a discrete-event simulator of PD-disaggregated LLM inference with storage-loaded KV cache"};
   app.require_subcommand(1);
   int exit_code = 0;
   sim::cli::add_run_command(app, &exit_code);

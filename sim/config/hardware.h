@@ -13,15 +13,15 @@ struct HardwareSpec {
   std::string name;
   std::string file;  // where it was loaded from
 
-  int gpus_per_node = 8;          // g
-  double gpu_flops = 1.979e15;    // peak dense FLOP/s used by the cost model (FP8 on Hopper)
-  double gpu_hbm_bytes = 80e9;    // HBM capacity per GPU
+  int gpus_per_node = 8;        // g
+  double gpu_flops = 1.979e15;  // peak dense FLOP/s used by the cost model (FP8 on Hopper)
+  double gpu_hbm_bytes = 80e9;  // HBM capacity per GPU
   double gpu_hbm_bw_Bps = 3.35e12;
-  double cnic_bw_Bps = 50e9;      // B, per direction (split-duplex)
-  double snic_bw_Bps = 50e9;      // s·B, per direction (split-duplex)
-  double dram_bw_Bps = 500e9;     // M, shared by reads and writes
-  double pcie_bw_Bps = 0;         // per direction; 0 = PCIe links are not modelled
-  double link_latency_s = 0;      // on every modelled link
+  double cnic_bw_Bps = 50e9;   // B, per direction (split-duplex)
+  double snic_bw_Bps = 50e9;   // s·B, per direction (split-duplex)
+  double dram_bw_Bps = 500e9;  // M, shared by reads and writes
+  double pcie_bw_Bps = 0;      // per direction; 0 = PCIe links are not modelled
+  double link_latency_s = 0;   // on every modelled link
   // Storage backend (3FS-like) as seen by one node: a per-node bandwidth cap behind the SNIC; 0 = none.
   double storage_bw_per_node_Bps = 0;
   // Fraction of the SNIC line rate that storage reads achieve (calibrated; see the file's notes).

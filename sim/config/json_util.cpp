@@ -1,11 +1,11 @@
 #include "sim/config/json_util.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <fstream>
 #include <sstream>
-#include <sys/stat.h>
 
 namespace sim::config {
 
@@ -18,7 +18,9 @@ std::string show(const nlohmann::json* got) {
   return s;
 }
 
-std::string fmt_num(double x) { return fmt::format("{:g}", x); }
+std::string fmt_num(double x) {
+  return fmt::format("{:g}", x);
+}
 
 }  // namespace
 
@@ -32,7 +34,9 @@ const nlohmann::json* JsonReader::find(const char* key) {
   return it == obj_.end() ? nullptr : &*it;
 }
 
-const nlohmann::json* JsonReader::raw(const char* key) { return find(key); }
+const nlohmann::json* JsonReader::raw(const char* key) {
+  return find(key);
+}
 
 void JsonReader::fail(const char* key, const std::string& expected, const nlohmann::json* got) {
   if (error_) return;
@@ -46,8 +50,8 @@ void JsonReader::fail_message(const std::string& message) {
 double JsonReader::number(const char* key, std::optional<double> def, double lo, double hi,
                           bool lo_inclusive) {
   const nlohmann::json* v = find(key);
-  std::string expected = lo_inclusive ? fmt::format("a number >= {}", fmt_num(lo))
-                                      : fmt::format("a number > {}", fmt_num(lo));
+  std::string expected =
+      lo_inclusive ? fmt::format("a number >= {}", fmt_num(lo)) : fmt::format("a number > {}", fmt_num(lo));
   if (hi < kMaxNumber) expected += fmt::format(" and <= {}", fmt_num(hi));
   if (v == nullptr) {
     if (!def) fail(key, expected, nullptr);
@@ -69,8 +73,8 @@ double JsonReader::number(const char* key, std::optional<double> def, double lo,
 
 int64_t JsonReader::integer(const char* key, std::optional<int64_t> def, int64_t lo, int64_t hi) {
   const nlohmann::json* v = find(key);
-  std::string expected = hi == INT64_MAX ? fmt::format("an integer >= {}", lo)
-                                         : fmt::format("an integer in [{}, {}]", lo, hi);
+  std::string expected =
+      hi == INT64_MAX ? fmt::format("an integer >= {}", lo) : fmt::format("an integer in [{}, {}]", lo, hi);
   if (v == nullptr) {
     if (!def) fail(key, expected, nullptr);
     return def.value_or(lo);
@@ -158,7 +162,8 @@ Status JsonReader::finish() {
       if (known_.count(it.key()) == 0) {
         std::string names;
         for (const auto& k : known_) names += (names.empty() ? "" : ", ") + k;
-        error_ = fmt::format("{}: {}: unknown key (expected one of: {})", file_, path_of(it.key().c_str()), names);
+        error_ =
+            fmt::format("{}: {}: unknown key (expected one of: {})", file_, path_of(it.key().c_str()), names);
         break;
       }
     }
@@ -169,7 +174,8 @@ Status JsonReader::finish() {
 StatusOr<nlohmann::json> read_json_file(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return Status::error(fmt::format("{}: cannot open: no such file", path));
-  if (S_ISDIR(st.st_mode)) return Status::error(fmt::format("{}: expected a JSON file, got a directory", path));
+  if (S_ISDIR(st.st_mode))
+    return Status::error(fmt::format("{}: expected a JSON file, got a directory", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::error(fmt::format("{}: cannot open: permission denied or unreadable", path));
   std::stringstream ss;
@@ -217,7 +223,8 @@ Status apply_override(nlohmann::json& root, const std::string& assignment) {
     std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (part.empty()) return Status::error(fmt::format("--set {}: empty component in key path", assignment));
     if (!node->is_object())
-      return Status::error(fmt::format("--set {}: {} is not an object", assignment, key.substr(0, start - 1)));
+      return Status::error(
+          fmt::format("--set {}: {} is not an object", assignment, key.substr(0, start - 1)));
     if (dot == std::string::npos) {
       (*node)[part] = value;
       return Status::ok();

@@ -3,10 +3,9 @@
 //   scenarios/x.json: cluster.prefill_nodes: expected an integer >= 1, got -2
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -27,7 +26,9 @@ class JsonReader {
   // A missing key returns `def`; std::nullopt as def makes the key required.
   double number(const char* key, std::optional<double> def, double lo, double hi = kMaxNumber,
                 bool lo_inclusive = true);
-  double positive(const char* key, std::optional<double> def) { return number(key, def, 0, kMaxNumber, false); }
+  double positive(const char* key, std::optional<double> def) {
+    return number(key, def, 0, kMaxNumber, false);
+  }
   double non_negative(const char* key, std::optional<double> def) { return number(key, def, 0); }
   // 0 < x <= 1.
   double fraction(const char* key, std::optional<double> def) { return number(key, def, 0, 1, false); }
@@ -35,7 +36,8 @@ class JsonReader {
   bool boolean(const char* key, std::optional<bool> def);
   std::string string(const char* key, std::optional<std::string> def);
   // A string that must be one of `allowed`; the error lists them.
-  std::string one_of(const char* key, std::optional<std::string> def, const std::vector<std::string>& allowed);
+  std::string one_of(const char* key, std::optional<std::string> def,
+                     const std::vector<std::string>& allowed);
   // Runs `fn` on the sub-object `key` (an empty object when missing and not required), then checks its keys.
   void object(const char* key, const std::function<void(JsonReader&)>& fn, bool required = false);
   // Marks `key` as known and returns it (nullptr when missing), for free-form values such as notes.

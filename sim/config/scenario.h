@@ -3,9 +3,8 @@
 // results JSON.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -16,9 +15,9 @@
 namespace sim::config {
 
 struct ClusterConfig {
-  int prefill_nodes = 2;             // P
-  int decode_nodes = 4;              // D
-  double dram_buffer_bytes = 80e9;   // per node: PE/DE buffer capacity (DualPath §A.4: 80 GB for DeepSeek)
+  int prefill_nodes = 2;            // P
+  int decode_nodes = 4;             // D
+  double dram_buffer_bytes = 80e9;  // per node: PE/DE buffer capacity (DualPath §A.4: 80 GB for DeepSeek)
 };
 
 struct GeneratorConfig {
@@ -29,28 +28,28 @@ struct GeneratorConfig {
 
 struct WorkloadConfig {
   std::string mode = "offline";  // offline | online
-  std::string trace;             // path of a native trajectory JSONL; empty = use `generator`
+  std::string trace;             // resolved path of a native trajectory JSONL; empty = use `generator`
   GeneratorConfig generator;
   int agents = 2048;
-  int max_turns = 0;             // 0 = whole trajectories; >0 truncates each trajectory
-  double aps = 1.0;              // online: agent arrivals per second
+  int max_turns = 0;  // 0 = whole trajectories; >0 truncates each trajectory
+  double aps = 1.0;   // online: agent arrivals per second
 };
 
 struct PolicyConfig {
-  std::string read_path = "dualpath";   // registry name (pe, de, dualpath, split, oracle)
+  std::string read_path = "dualpath";  // registry name (pe, de, dualpath, split, oracle)
   std::string scheduler = "round_robin";
   bool layerwise = true;
-  std::string batching = "quota";       // quota | fifo
-  double compute_quota_s = 0.3;         // DualPath §A.4
-  double fetch_period_s = 0.05;         // scheduler fetch period (not given by the paper)
-  int persist_block_tokens = 64;        // decode persistence granularity
-  bool persist_append = true;           // the DE persists the appended tokens' KV too
+  std::string batching = "quota";  // quota | fifo
+  double compute_quota_s = 0.3;    // DualPath §A.4
+  double fetch_period_s = 0.05;    // scheduler fetch period (not given by the paper)
+  int persist_block_tokens = 64;   // decode persistence granularity
+  bool persist_append = true;      // the DE persists the appended tokens' KV too
 };
 
 struct SimConfig {
-  int layer_group = 0;            // layers simulated together; 0 = automatic
-  int read_depth = 4;             // storage reads in flight per node
-  double time_limit_s = 0;        // 0 = none
+  int layer_group = 0;      // layers simulated together; 0 = automatic
+  int read_depth = 4;       // storage reads in flight per node
+  double time_limit_s = 0;  // 0 = none
   bool progress = true;
 };
 
@@ -63,8 +62,9 @@ struct OutputConfig {
 struct ScenarioConfig {
   std::string file;
   std::string name;
-  std::string hardware_file;
-  std::string model_file;
+  std::string description;    // free text
+  std::string hardware_file;  // resolved path of the hardware file
+  std::string model_file;     // resolved path of the model file
   HardwareSpec hardware;
   ModelSpec model;
   ClusterConfig cluster;
@@ -73,7 +73,7 @@ struct ScenarioConfig {
   SimConfig sim;
   OutputConfig outputs;
   uint64_t seed = 1;
-  nlohmann::json resolved;  // the scenario with every default filled in
+  nlohmann::json resolved;  // the scenario with every default filled in (file references as written)
 };
 
 // Loads `path`, applies each `--set key=value` in order, resolves the hardware and model files (relative

@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define SIM_CHECK(cond, ...)                                                             \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
+#define SIM_CHECK(cond, ...)                                                               \
+  do {                                                                                     \
+    if (!(cond)) {                                                                         \
       std::fprintf(stderr, "%s:%d: invariant broken: %s: %s\n", __FILE__, __LINE__, #cond, \
-                   fmt::format(__VA_ARGS__).c_str());                                    \
-      std::abort();                                                                      \
-    }                                                                                    \
+                   fmt::format(__VA_ARGS__).c_str());                                      \
+      std::abort();                                                                        \
+    }                                                                                      \
   } while (0)

@@ -1,16 +1,19 @@
 #include "sim/core/paths.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
-#include <unistd.h>
 
 namespace sim {
 
 namespace fs = std::filesystem;
 
-const char* project_root() { return DPSIM_SOURCE_DIR; }
+const char* project_root() {
+  return DPSIM_SOURCE_DIR;
+}
 
 std::string resolve_path(const std::string& name, const std::string& base_dir) {
   std::error_code ec;

@@ -27,7 +27,7 @@ class Status {
 template <typename T>
 class StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
   StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT; REQUIRES: !status.is_ok()
 
   bool is_ok() const { return value_.has_value(); }

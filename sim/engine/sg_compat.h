@@ -2,14 +2,14 @@
 // waiting). Only this header and sim/platform/ may call them directly.
 #pragma once
 
-#include <simgrid/s4u.hpp>
-
 #include <functional>
+#include <simgrid/s4u.hpp>
 #include <string>
 
 namespace sim::engine {
 
-inline simgrid::s4u::ActorPtr spawn(const std::string& name, simgrid::s4u::Host* host, std::function<void()> fn) {
+inline simgrid::s4u::ActorPtr spawn(const std::string& name, simgrid::s4u::Host* host,
+                                    std::function<void()> fn) {
   return simgrid::s4u::Actor::create(name, host, std::move(fn));
 }
 
@@ -22,7 +22,11 @@ inline simgrid::s4u::ActorPtr spawn_daemon(const std::string& name, simgrid::s4u
   });
 }
 
-inline void sleep_for(double seconds) { simgrid::s4u::this_actor::sleep_for(seconds); }
-inline double now() { return simgrid::s4u::Engine::get_clock(); }
+inline void sleep_for(double seconds) {
+  simgrid::s4u::this_actor::sleep_for(seconds);
+}
+inline double now() {
+  return simgrid::s4u::Engine::get_clock();
+}
 
 }  // namespace sim::engine

@@ -1,11 +1,10 @@
 #include "sim/metrics/link_stats.h"
 
-#include <simgrid/plugins/load.h>
-#include <simgrid/s4u.hpp>
-
 #include <algorithm>
 #include <cmath>
+#include <simgrid/s4u.hpp>
 
+#include "sim/core/check.h"
 #include "sim/engine/sg_compat.h"
 
 namespace sim::metrics {
@@ -14,37 +13,104 @@ namespace sg4 = simgrid::s4u;
 
 LinkStats::LinkStats(const platform::PlatformHandles& h, double window_s, double series_interval_s)
     : h_(h), window_s_(window_s), series_interval_s_(series_interval_s) {
-  last_bytes_.assign(h.links.size(), 0.0);
-  series_start_bytes_.assign(h.links.size(), 0.0);
+  for (size_t i = 0; i < h.links.size(); ++i) link_index_[h.links[i].link] = static_cast<int>(i);
+  window_bytes_.assign(h.links.size(), 0.0);
+  series_bytes_.assign(h.links.size(), 0.0);
   results_.resize(h.links.size());
+}
+
+const std::vector<int>& LinkStats::route(sg4::Host* from, sg4::Host* to) {
+  auto it = routes_.find({from, to});
+  if (it != routes_.end()) return it->second;
+  std::vector<sg4::Link*> links;
+  double latency = 0;
+  from->route_to(to, links, &latency);
+  std::vector<int> idx;
+  for (const auto* l : links) {
+    auto li = link_index_.find(l);
+    SIM_CHECK(li != link_index_.end(), "link {} of route {} -> {} is not accounted", l->get_name(),
+              from->get_name(), to->get_name());
+    idx.push_back(li->second);
+  }
+  return routes_.emplace(std::make_pair(from, to), std::move(idx)).first->second;
+}
+
+LinkStats::Handle LinkStats::start(sg4::Host* from, sg4::Host* to, double bytes) {
+  Flow f;
+  f.route = &route(from, to);
+  if (bytes >= 1) {
+    f.size = std::round(bytes);
+    f.comm = sg4::Comm::sendto_async(from, to, static_cast<uint64_t>(f.size));
+    transfers_++;
+  }
+  Handle id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+    flows_[id] = std::move(f);
+  } else {
+    id = static_cast<Handle>(flows_.size());
+    flows_.push_back(std::move(f));
+  }
+  peak_in_flight_ = std::max(peak_in_flight_, in_flight());
+  return id;
+}
+
+void LinkStats::credit(Flow& f, double done) {
+  const double delta = done - f.credited;
+  if (delta <= 0) return;
+  for (int i : *f.route) window_bytes_[i] += delta;
+  f.credited = done;
+}
+
+void LinkStats::wait(Handle handle) {
+  if (flows_[handle].comm) flows_[handle].comm->wait();
+  Flow& f = flows_[handle];  // flows_ may have grown while waiting
+  credit(f, f.size);
+  f.comm = nullptr;
+  free_.push_back(handle);
 }
 
 void LinkStats::sample(double now) {
   const double dt = now - last_sample_t_;
   if (dt <= 0) return;
+  for (auto& f : flows_)
+    if (f.comm) credit(f, f.size - f.comm->get_remaining());
+  snic_node_bytes_.assign(h_.nodes.size(), 0.0);
   for (size_t i = 0; i < h_.links.size(); ++i) {
     const auto& t = h_.links[i];
-    const double cum = sg_link_get_cum_load(t.link);
-    const double delta = cum - last_bytes_[i];
-    last_bytes_[i] = cum;
-    if (delta > 0) {
+    const double b = window_bytes_[i];
+    window_bytes_[i] = 0;
+    results_[i].bytes += b;
+    series_bytes_[i] += b;
+    if (t.resource == "snic") snic_node_bytes_[t.node] += b;
+    if (b > 0) {
       results_[i].busy_s += dt;
-      // A partial last window shorter than a tenth of a window would inflate the peak; skip it.
-      if (dt >= 0.1 * window_s_) results_[i].peak = std::max(results_[i].peak, delta / (t.bandwidth_Bps * dt));
+      // A partial last window shorter than a tenth of a window would make a noisy peak; skip it.
+      if (dt >= 0.1 * window_s_) results_[i].peak = std::max(results_[i].peak, b / (t.bandwidth_Bps * dt));
     }
+  }
+  double max_b = 0, sum_b = 0;
+  for (double b : snic_node_bytes_) {
+    max_b = std::max(max_b, b);
+    sum_b += b;
+  }
+  if (sum_b > 0 && dt >= 0.1 * window_s_) {
+    snic_ratio_sum_ += max_b / (sum_b / snic_node_bytes_.size());
+    snic_windows_++;
   }
   last_sample_t_ = now;
   if (series_interval_s_ > 0 && now - last_series_t_ >= series_interval_s_ * (1 - 1e-9)) {
     const double sdt = now - last_series_t_;
     for (size_t i = 0; i < h_.links.size(); ++i) {
-      results_[i].series.push_back((last_bytes_[i] - series_start_bytes_[i]) / (h_.links[i].bandwidth_Bps * sdt));
-      series_start_bytes_[i] = last_bytes_[i];
+      results_[i].series.push_back(series_bytes_[i] / (h_.links[i].bandwidth_Bps * sdt));
+      series_bytes_[i] = 0;
     }
     last_series_t_ = now;
   }
 }
 
-void LinkStats::start() {
+void LinkStats::start_sampler() {
   engine::spawn_daemon("link-sampler", h_.nodes.front().dram, [this]() {
     while (true) {
       engine::sleep_for(window_s_);
@@ -55,10 +121,8 @@ void LinkStats::start() {
 
 void LinkStats::finish(double end_time) {
   sample(end_time);
-  for (size_t i = 0; i < h_.links.size(); ++i) {
-    results_[i].bytes = last_bytes_[i];
-    results_[i].utilization = end_time > 0 ? last_bytes_[i] / (h_.links[i].bandwidth_Bps * end_time) : 0;
-  }
+  for (size_t i = 0; i < h_.links.size(); ++i)
+    results_[i].utilization = end_time > 0 ? results_[i].bytes / (h_.links[i].bandwidth_Bps * end_time) : 0;
 }
 
 }  // namespace sim::metrics

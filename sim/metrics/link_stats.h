@@ -1,13 +1,21 @@
-// LinkStats: bytes and utilisation of every accounted link direction, read from SimGrid's link-load plugin
-// (cumulative bytes), sampled at a fixed window by a daemon actor. Nothing here models traffic.
-//   bytes        cumulative bytes carried (exact, from the plugin)
+// LinkStats: the bytes each accounted link direction carries, and its utilisation over time, measured on the
+// transfers themselves. Every transfer of the simulation goes through send()/start(): a SimGrid comm whose
+// progress (Comm::get_remaining, from SimGrid's max-min solver) is read at each window boundary and at its
+// end, and credited to every link of its route. So bytes per link are exact and per window as well; rates
+// are SimGrid's, nothing here models traffic. (SimGrid's link-load plugin integrates a link's load only on
+// events of comms that cross that link, which misses rate changes caused elsewhere: it is not used.)
+//   bytes        cumulative bytes carried
 //   utilization  bytes / (bandwidth x duration), duration = the run's end time
 //   peak         max over windows of window bytes / (bandwidth x window)
 //   busy_s       total length of the windows in which the link carried any byte (window resolution)
 //   series       utilisation averaged over each series interval (empty when series are off)
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <simgrid/s4u/Comm.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/platform/handles.h"
@@ -24,31 +32,60 @@ struct LinkResult {
 
 class LinkStats {
  public:
-  // REQUIRES: the platform is built (the plugin tracks every link of `h`). window_s > 0;
-  // series_interval_s = 0 (no series) or >= window_s.
+  using Handle = uint32_t;
+
+  // REQUIRES: the platform of `h` is built. window_s > 0; series_interval_s = 0 (no series) or >= window_s.
   LinkStats(const platform::PlatformHandles& h, double window_s, double series_interval_s);
 
+  // Starts a transfer of `bytes` from `from` to `to` (bytes < 1: nothing is sent).
+  Handle start(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes);
+  // Waits for a transfer started by start() and credits its last bytes. Call once per handle.
+  void wait(Handle handle);
+  // start() + wait().
+  void send(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes) { wait(start(from, to, bytes)); }
+  size_t in_flight() const { return flows_.size() - free_.size(); }
+  size_t peak_in_flight() const { return peak_in_flight_; }
+  uint64_t transfers() const { return transfers_; }
+
   // Spawns the sampling actor (a daemon: it ends with the simulation).
-  void start();
+  void start_sampler();
   // Closes the last (partial) window at `end_time` and computes the results. Call after Engine::run().
   void finish(double end_time);
 
   const std::vector<LinkResult>& results() const { return results_; }
   const platform::PlatformHandles& handles() const { return h_; }
-  double window_s() const { return window_s_; }
-  double series_interval_s() const { return series_interval_s_; }
+  // Storage NIC balance (DualPath §7.5): max/avg of per-node SNIC traffic (in + out) within each window,
+  // averaged over the windows in which any SNIC carried traffic. 1.0 = perfect balance.
+  double snic_max_avg() const { return snic_windows_ > 0 ? snic_ratio_sum_ / snic_windows_ : 1.0; }
 
  private:
+  struct Flow {
+    simgrid::s4u::CommPtr comm;
+    double size = 0;
+    double credited = 0;
+    const std::vector<int>* route = nullptr;
+  };
+  const std::vector<int>& route(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
+  void credit(Flow& f, double done);
   void sample(double now);
 
   const platform::PlatformHandles& h_;
   double window_s_;
   double series_interval_s_;
+  std::map<const simgrid::s4u::Link*, int> link_index_;
+  std::map<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>, std::vector<int>> routes_;
+  std::vector<Flow> flows_;
+  std::vector<Handle> free_;
+  size_t peak_in_flight_ = 0;
+  uint64_t transfers_ = 0;
+  std::vector<double> window_bytes_;  // per link, since the last sample
+  std::vector<double> series_bytes_;  // per link, since the last series point
+  std::vector<double> snic_node_bytes_;
   double last_sample_t_ = 0;
   double last_series_t_ = 0;
-  std::vector<double> last_bytes_;
-  std::vector<double> series_start_bytes_;
   std::vector<LinkResult> results_;
+  double snic_ratio_sum_ = 0;
+  int snic_windows_ = 0;
 };
 
 }  // namespace sim::metrics

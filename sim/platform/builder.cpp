@@ -1,7 +1,7 @@
 #include "sim/platform/builder.h"
 
 #include <fmt/format.h>
-#include <simgrid/plugins/load.h>
+
 #include <simgrid/s4u.hpp>
 
 namespace sim::platform {
@@ -32,7 +32,6 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e18");  // no window cap on RDMA-like flows
-  sg_link_load_plugin_init();
 
   PlatformHandles h;
   h.prefill_nodes = prefill_nodes;
@@ -55,8 +54,13 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
     route(zone, node.dram, {sg4::LinkInRoute(dram)});
     node.storage = zone->create_host(p + ".storage", 1.0)->seal();
     std::vector<sg4::LinkInRoute> storage_up;
-    if (hw.storage_bw_per_node_Bps > 0) {
-      auto* backend = duplex(zone, h, p + ".storage", hw.storage_bw_per_node_Bps, 0, "storage", "read", "write", n, -1);
+    // The storage backend behind the SNIC: an explicit per-node bandwidth, or the SNIC rate scaled by the
+    // storage efficiency. Per node, so no link is crossed by every flow.
+    const double backend_bw = hw.storage_bw_per_node_Bps > 0 ? hw.storage_bw_per_node_Bps
+                              : hw.storage_efficiency < 1    ? hw.storage_efficiency * hw.snic_bw_Bps
+                                                             : 0;
+    if (backend_bw > 0) {
+      auto* backend = duplex(zone, h, p + ".storage", backend_bw, 0, "storage", "read", "write", n, -1);
       storage_up.emplace_back(backend, Dir::UP);
     }
     storage_up.emplace_back(snic, Dir::UP);
@@ -70,7 +74,8 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
       std::vector<sg4::LinkInRoute> gpu_up, buf_up;
       if (hw.pcie_bw_Bps > 0) {
         auto* pg = duplex(zone, h, q + ".pcie_gpu", hw.pcie_bw_Bps, lat, "pcie", "from_gpu", "to_gpu", n, j);
-        auto* ph = duplex(zone, h, q + ".pcie_host", hw.pcie_bw_Bps, lat, "pcie", "from_host", "to_host", n, j);
+        auto* ph =
+            duplex(zone, h, q + ".pcie_host", hw.pcie_bw_Bps, lat, "pcie", "from_host", "to_host", n, j);
         gpu_up.emplace_back(pg, Dir::UP);
         buf_up.emplace_back(dram);
         buf_up.emplace_back(ph, Dir::UP);
@@ -87,7 +92,6 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
     h.nodes.push_back(std::move(node));
   }
   zone->seal();
-  for (const auto& t : h.links) sg_link_load_track(t.link);
   return h;
 }
 

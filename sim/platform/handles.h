@@ -5,7 +5,8 @@
 //   gpu  (n, j): up [cnic_j.read]                     down [cnic_j.write]
 //   buf  (n, j): up [dram, cnic_j.read]               down [cnic_j.write, dram]    (DRAM reached via CNIC j)
 //   dram (n)   : up [dram]                            down [dram]                  (DRAM reached by the SNIC)
-//   store(n)   : up [snic.in]                         down [snic.out]              (the storage side of node n)
+//   store(n)   : up [snic.in]                         down [snic.out]              (the storage side of node
+//   n)
 // so storage read = store->dram, H2D = buf_j->gpu_j, D2H = gpu_j->buf_j, GPU A -> DRAM B = gpuA->bufB_j,
 // DRAM B -> GPU A = bufB_j->gpuA, persist = dram->store. With PCIe modelled, gpu_j's routes start with the
 // GPU's PCIe link and buf_j's with the host PCIe link of switch j. The compute fabric is non-blocking.
@@ -26,10 +27,11 @@ enum class NodeRole { kPrefill, kDecode };
 // A directed (or shared) link resource whose bytes are accounted.
 struct TrackedLink {
   simgrid::s4u::Link* link = nullptr;
-  std::string resource;   // snic | cnic | dram | pcie | storage
-  std::string direction;  // in/out (snic, storage), read/write (cnic), shared (dram), to_gpu/from_gpu... (pcie)
+  std::string resource;  // snic | cnic | dram | pcie | storage
+  std::string
+      direction;  // in/out (snic, storage), read/write (cnic), shared (dram), to_gpu/from_gpu... (pcie)
   int node = 0;
-  int gpu = -1;           // GPU index within the node for per-GPU links, else -1
+  int gpu = -1;  // GPU index within the node for per-GPU links, else -1
   double bandwidth_Bps = 0;
 };
 

@@ -1,7 +1,6 @@
 // The six routes of DESIGN.md on a 1P1D platform: a known number of bytes crosses exactly the links the
 // paper's accounting says, in the right direction, and no other link carries a byte.
 #include <catch2/catch.hpp>
-#include <simgrid/plugins/load.h>
 
 #include "tests/support/sg_world.h"
 
@@ -23,11 +22,16 @@ void check_route(const std::function<sg4::Host*(const PlatformHandles&)>& from,
                  const std::map<std::string, double>& expected) {
   auto& e = sim::testing::make_engine();
   PlatformHandles h = sim::platform::build_platform(two_gpu_hw(), 1, 1);
+  sim::metrics::LinkStats ls(h, 0.01, 0);
+  ls.start_sampler();
   sg4::Host* src = from(h);
   sg4::Host* dst = to(h);
-  sim::engine::spawn("sender", src, [src, dst]() { sg4::Comm::sendto(src, dst, static_cast<uint64_t>(kBytes)); });
+  sim::engine::spawn("sender", src, [&ls, src, dst]() { ls.send(src, dst, kBytes); });
   e.run();
-  auto bytes = sim::testing::link_bytes(h);
+  ls.finish(sg4::Engine::get_clock());
+  auto bytes = sim::testing::link_bytes(ls);
+  // The transfer ran at full rate: every window of every link on its route stays within capacity.
+  for (const auto& r : ls.results()) CHECK(r.peak <= 1.0 + 1e-9);
   for (const auto& [name, b] : bytes) {
     INFO("link " << name);
     auto it = expected.find(name);
@@ -83,11 +87,12 @@ TEST_CASE("Route: PCIe links; when modelled; carry GPU and host sides of an H2D"
   auto hw = two_gpu_hw();
   hw.pcie_bw_Bps = 64e9;
   PlatformHandles h = sim::platform::build_platform(hw, 1, 1);
-  sim::engine::spawn("sender", h.nodes[0].bufs[0], [&h]() {
-    sg4::Comm::sendto(h.nodes[0].bufs[0], h.nodes[0].gpus[0], static_cast<uint64_t>(kBytes));
-  });
+  sim::metrics::LinkStats ls(h, 1.0, 0);
+  sim::engine::spawn("sender", h.nodes[0].bufs[0],
+                     [&h, &ls]() { ls.send(h.nodes[0].bufs[0], h.nodes[0].gpus[0], kBytes); });
   e.run();
-  auto bytes = sim::testing::link_bytes(h);
+  ls.finish(sg4::Engine::get_clock());
+  auto bytes = sim::testing::link_bytes(ls);
   CHECK(bytes["n0.g0.pcie_host/from_host"] == Approx(kBytes));
   CHECK(bytes["n0.g0.pcie_gpu/to_gpu"] == Approx(kBytes));
   CHECK(bytes["n0.g0.pcie_gpu/from_gpu"] == 0);

@@ -1,7 +1,6 @@
 // Bandwidth sharing comes from SimGrid's max-min solver: two flows on one SNIC get half each; a flow that
 // crosses DRAM and a CNIC runs at the smaller of the two.
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "tests/support/sg_world.h"

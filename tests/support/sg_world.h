@@ -1,15 +1,14 @@
 // Helpers for SimGrid tests: one engine + platform per TEST_CASE (SimGrid cannot be reset in a process).
 #pragma once
 
-#include <simgrid/plugins/load.h>
-#include <simgrid/s4u.hpp>
-
 #include <functional>
 #include <map>
+#include <simgrid/s4u.hpp>
 #include <string>
 
 #include "sim/config/hardware.h"
 #include "sim/engine/sg_compat.h"
+#include "sim/metrics/link_stats.h"
 #include "sim/platform/builder.h"
 
 namespace sim::testing {
@@ -23,13 +22,16 @@ inline simgrid::s4u::Engine& make_engine() {
 }
 
 // Bytes carried by each accounted link direction, keyed "n0.g1.cnic/read", "n0.dram/shared", ...
-inline std::map<std::string, double> link_bytes(const platform::PlatformHandles& h) {
+inline std::map<std::string, double> link_bytes(const metrics::LinkStats& ls) {
+  const platform::PlatformHandles& h = ls.handles();
   std::map<std::string, double> m;
-  for (const auto& t : h.links) {
+  for (size_t i = 0; i < h.links.size(); ++i) {
+    const auto& t = h.links[i];
     std::string base = t.link->get_name();
     auto us = base.rfind('_');
-    if (us != std::string::npos && (base.substr(us) == "_UP" || base.substr(us) == "_DOWN")) base = base.substr(0, us);
-    m[base + "/" + t.direction] = sg_link_get_cum_load(t.link);
+    if (us != std::string::npos && (base.substr(us) == "_UP" || base.substr(us) == "_DOWN"))
+      base = base.substr(0, us);
+    m[base + "/" + t.direction] = ls.results()[i].bytes;
   }
   return m;
 }

@@ -1,0 +1,161 @@
+#include "sim/cli/run.h"
+
+#include <fmt/format.h>
+#include <xbt/log.h>
+
+#include <chrono>
+#include <map>
+#include <simgrid/s4u.hpp>
+
+#include "sim/cost/compute_model.h"
+#include "sim/engine/cluster.h"
+#include "sim/engine/sg_compat.h"
+#include "sim/metrics/link_stats.h"
+#include "sim/metrics/results.h"
+#include "sim/platform/builder.h"
+#include "sim/policy/registry.h"
+#include "sim/workload/agents.h"
+#include "sim/workload/generator.h"
+
+namespace sim::cli {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+const char* role_name(platform::NodeRole r) {
+  return r == platform::NodeRole::kPrefill ? "prefill" : "decode";
+}
+
+// resources.<class>[] entries and the per-class mean utilisation ("prefill.cnic.write" -> mean).
+void link_views(const metrics::LinkStats& ls, nlohmann::json& resources,
+                std::map<std::string, double>& class_util, std::map<std::string, int>& class_n) {
+  const auto& h = ls.handles();
+  for (size_t i = 0; i < h.links.size(); ++i) {
+    const auto& t = h.links[i];
+    const auto& r = ls.results()[i];
+    nlohmann::json e = {{"node", t.node},
+                        {"role", role_name(h.nodes[t.node].role)},
+                        {"direction", t.direction},
+                        {"bytes", r.bytes},
+                        {"bandwidth_Bps", t.bandwidth_Bps},
+                        {"utilization", r.utilization},
+                        {"peak_utilization", r.peak},
+                        {"busy_s", r.busy_s}};
+    if (t.gpu >= 0) e["gpu"] = t.gpu;
+    if (!r.series.empty()) e["series"] = r.series;
+    resources[t.resource].push_back(e);
+    const std::string key = fmt::format("{}.{}.{}", role_name(h.nodes[t.node].role), t.resource, t.direction);
+    class_util[key] += r.utilization;
+    class_n[key]++;
+  }
+}
+
+}  // namespace
+
+StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  // Workload.
+  std::vector<workload::Trajectory> trajectories;
+  if (!sc.workload.trace.empty()) {
+    auto t = workload::read_trajectories(sc.workload.trace);
+    if (!t) return t.status();
+    trajectories = std::move(*t);
+  } else {
+    trajectories = workload::generate_dataset(sc.workload.generator.dataset,
+                                              sc.workload.generator.trajectories, sc.workload.generator.seed);
+  }
+  const auto agents = workload::build_offline_agents(trajectories, sc.workload.agents, sc.workload.max_turns,
+                                                     workload::kDefaultSyntheticFirstRoundTokens, sc.seed);
+  const auto totals = workload::workload_totals(agents);
+  auto scheduler = policy::make_scheduler(sc.policy.scheduler);
+  if (!scheduler) return scheduler.status();
+  auto read_path = policy::make_read_path(sc.policy.read_path);
+  if (!read_path) return read_path.status();
+
+  // Simulation.
+  int argc = 1;
+  char name[] = "dpsim";
+  char* argv[] = {name, nullptr};
+  sg4::Engine e(&argc, argv);
+  xbt_log_control_set("root.thresh:critical");
+  const auto h = platform::build_platform(sc.hardware, sc.cluster.prefill_nodes, sc.cluster.decode_nodes);
+  engine::Recorder rec;
+  rec.turns.reserve(static_cast<size_t>(totals.turns));
+  metrics::LinkStats links(h, sc.outputs.window_s, sc.outputs.timeseries_interval_s);
+  engine::Cluster cluster(sc, h, agents, std::move(*scheduler), std::move(*read_path), &rec, &links);
+  links.start_sampler();
+  cluster.start();
+  e.run();
+  const double end = engine::now();
+  links.finish(end);
+
+  // Results.
+  nlohmann::json j;
+  j["complete"] = rec.turns_completed == totals.turns;
+  j["seed"] = sc.seed;
+  j["scenario"] = sc.resolved;
+  nlohmann::json& s = j["summary"];
+  s["jct_s"] = rec.last_done;
+  s["sim_end_s"] = end;
+  s["agents"] = totals.agents;
+  s["turns_total"] = totals.turns;
+  s["turns_completed"] = rec.turns_completed;
+  s["prompt_tokens_per_s"] = rec.last_done > 0 ? rec.prompt_tokens / rec.last_done : 0;
+  s["gen_tokens_per_s"] = rec.last_done > 0 ? rec.gen_tokens / rec.last_done : 0;
+  s["hit_tokens"] = static_cast<double>(totals.hit_tokens);
+  s["miss_tokens"] = static_cast<double>(totals.miss_tokens);
+  s["gen_tokens"] = static_cast<double>(totals.gen_tokens);
+  s["storage_read_bytes"] = rec.hit_bytes_read;
+  s["kv_bytes_per_token"] = cluster.kv_bytes_per_token();
+  s.update(metrics::latency_summary(rec));
+
+  nlohmann::json resources = nlohmann::json::object();
+  std::map<std::string, double> cls;
+  std::map<std::string, int> cls_n;
+  link_views(links, resources, cls, cls_n);
+  for (const auto& pe : cluster.pes()) {
+    const double u = end > 0 ? pe.busy_s / end : 0;
+    resources["gpu"].push_back(
+        {{"node", pe.node}, {"role", "prefill"}, {"gpu", pe.gpu}, {"busy_s", pe.busy_s}, {"utilization", u}});
+    cls["prefill.gpu.compute"] += u;
+    cls_n["prefill.gpu.compute"]++;
+  }
+  for (const auto& de : cluster.des()) {
+    const double u = end > 0 ? de.busy_s / end : 0;
+    resources["gpu"].push_back({{"node", de.node},
+                                {"role", "decode"},
+                                {"gpu", de.gpu},
+                                {"busy_s", de.busy_s},
+                                {"utilization", u},
+                                {"max_batch", de.max_batch}});
+    cls["decode.gpu.compute"] += u;
+    cls_n["decode.gpu.compute"]++;
+  }
+  j["resources"] = resources;
+  std::string best;
+  double best_u = -1;
+  for (auto& [k, v] : cls) {
+    v /= cls_n[k];
+    if (v > best_u) {
+      best_u = v;
+      best = k;
+    }
+  }
+  j["resource_classes"] = cls;
+  j["bottleneck"] = {{"resource", best}, {"utilization", best_u}};
+  j["balance"] = {{"snic_max_avg", links.snic_max_avg()}, {"window_s", sc.outputs.window_s}};
+  j["invariants"] = {
+      {"turns_all_completed", rec.turns_completed == totals.turns},
+      {"storage_bytes_read", rec.hit_bytes_read},
+      {"hit_bytes_expected", static_cast<double>(totals.hit_tokens) * cluster.kv_bytes_per_token()},
+      {"hit_bytes_loaded_to_pe", rec.hit_bytes_loaded},
+      {"peak_requests_in_flight", rec.peak_in_flight},
+      {"peak_transfers_in_flight", links.peak_in_flight()},
+      {"transfers", links.transfers()}};
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  j["run_info"] = {{"wall_s", wall}, {"turns_per_wall_s", wall > 0 ? rec.turns_completed / wall : 0}};
+  return j;
+}
+
+}  // namespace sim::cli

@@ -1,0 +1,58 @@
+#include "sim/config/hardware.h"
+
+#include <filesystem>
+
+#include "sim/config/json_util.h"
+
+namespace sim::config {
+
+namespace {
+
+// Reads the free-form documentation keys: "notes" (a string or an array of strings) and "sources" (an
+// object mapping a field to where its value comes from). Their content is not used by the simulator.
+void read_documentation(JsonReader& r) {
+  if (const nlohmann::json* notes = r.raw("notes")) {
+    bool ok = notes->is_string();
+    if (notes->is_array()) {
+      ok = true;
+      for (const auto& line : *notes) ok = ok && line.is_string();
+    }
+    if (!ok) r.fail("notes", "a string or an array of strings", notes);
+  }
+  if (const nlohmann::json* sources = r.raw("sources")) {
+    if (!sources->is_object()) r.fail("sources", "an object (field -> where its value comes from)", sources);
+  }
+}
+
+}  // namespace
+
+StatusOr<HardwareSpec> load_hardware(const std::string& path) {
+  StatusOr<nlohmann::json> doc = read_json_file(path);
+  if (!doc) return doc.status();
+
+  HardwareSpec hw;
+  const HardwareSpec def;
+  hw.file = path;
+  JsonReader r(*doc, path, "");
+  hw.name = r.string("name", std::filesystem::path(path).stem().string());
+  read_documentation(r);
+  hw.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", def.gpus_per_node, 1, 64));
+  r.object("gpu", [&](JsonReader& g) {
+    hw.gpu_flops = g.positive("flops", def.gpu_flops);
+    hw.gpu_hbm_bytes = g.positive("hbm_bytes", def.gpu_hbm_bytes);
+    hw.gpu_hbm_bw_Bps = g.positive("hbm_bw_Bps", def.gpu_hbm_bw_Bps);
+  });
+  r.object("cnic", [&](JsonReader& c) { hw.cnic_bw_Bps = c.positive("bw_Bps", def.cnic_bw_Bps); });
+  r.object("snic", [&](JsonReader& s) { hw.snic_bw_Bps = s.positive("bw_Bps", def.snic_bw_Bps); });
+  r.object("dram", [&](JsonReader& d) { hw.dram_bw_Bps = d.positive("bw_Bps", def.dram_bw_Bps); });
+  r.object("pcie", [&](JsonReader& p) { hw.pcie_bw_Bps = p.non_negative("bw_Bps", def.pcie_bw_Bps); });
+  hw.link_latency_s = r.number("link_latency_s", def.link_latency_s, 0, 1.0);  // > 1 s is a typo
+  r.object("storage", [&](JsonReader& s) {
+    hw.storage_bw_per_node_Bps = s.non_negative("bw_per_node_Bps", def.storage_bw_per_node_Bps);
+    hw.storage_efficiency = s.fraction("efficiency", def.storage_efficiency);
+  });
+  SIM_RETURN_IF_ERROR(r.finish());
+  return hw;
+}
+
+}  // namespace sim::config

@@ -1,0 +1,256 @@
+#include "sim/config/scenario.h"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <system_error>
+
+#include "sim/config/json_util.h"
+#include "sim/core/paths.h"
+#include "sim/policy/names.h"
+
+namespace sim::config {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// File references exactly as written in the scenario (echoed into `resolved`).
+struct References {
+  std::string hardware;
+  std::string model;
+  std::string trace;
+};
+
+// An integer >= lo that fits in an int (the message reads "an integer >= lo" unless it is too large).
+int count(JsonReader& r, const char* key, int def, int lo) {
+  int64_t x = r.integer(key, def, lo);
+  if (x > INT32_MAX) {
+    r.fail(key, fmt::format("an integer >= {} and <= {}", lo, INT32_MAX), r.raw(key));
+    return def;
+  }
+  return static_cast<int>(x);
+}
+
+void read_cluster(JsonReader& r, ClusterConfig& c) {
+  const ClusterConfig def;
+  c.prefill_nodes = count(r, "prefill_nodes", def.prefill_nodes, 1);
+  c.decode_nodes = count(r, "decode_nodes", def.decode_nodes, 1);
+  c.dram_buffer_bytes = r.positive("dram_buffer_bytes", def.dram_buffer_bytes);
+}
+
+void read_workload(JsonReader& r, WorkloadConfig& w, std::string& trace) {
+  const WorkloadConfig def;
+  w.mode = r.one_of("mode", def.mode, {"offline", "online"});
+  trace = r.string("trace", def.trace);
+  r.object("generator", [&](JsonReader& g) {
+    w.generator.dataset = g.one_of("dataset", def.generator.dataset, {"32k", "48k", "64k"});
+    w.generator.trajectories = count(g, "trajectories", def.generator.trajectories, 1);
+    w.generator.seed = static_cast<uint64_t>(g.integer("seed", static_cast<int64_t>(def.generator.seed), 0));
+  });
+  w.agents = count(r, "agents", def.agents, 1);
+  w.max_turns = count(r, "max_turns", def.max_turns, 0);
+  w.aps = r.positive("aps", def.aps);
+}
+
+void read_policy(JsonReader& r, PolicyConfig& p) {
+  const PolicyConfig def;
+  p.read_path = r.one_of("read_path", def.read_path, policy::read_path_names());
+  p.scheduler = r.one_of("scheduler", def.scheduler, policy::scheduler_names());
+  p.layerwise = r.boolean("layerwise", def.layerwise);
+  p.batching = r.one_of("batching", def.batching, {"quota", "fifo"});
+  p.compute_quota_s = r.positive("compute_quota_s", def.compute_quota_s);
+  p.fetch_period_s = r.positive("fetch_period_s", def.fetch_period_s);
+  p.persist_block_tokens = count(r, "persist_block_tokens", def.persist_block_tokens, 1);
+  p.persist_append = r.boolean("persist_append", def.persist_append);
+}
+
+void read_sim(JsonReader& r, SimConfig& s) {
+  const SimConfig def;
+  s.layer_group = count(r, "layer_group", def.layer_group, 0);
+  s.read_depth = count(r, "read_depth", def.read_depth, 1);
+  s.time_limit_s = r.non_negative("time_limit_s", def.time_limit_s);
+  s.progress = r.boolean("progress", def.progress);
+}
+
+void read_outputs(JsonReader& r, OutputConfig& o) {
+  const OutputConfig def;
+  o.results = r.string("results", def.results);
+  o.timeseries_interval_s = r.non_negative("timeseries_interval_s", def.timeseries_interval_s);
+  o.window_s = r.positive("window_s", def.window_s);
+}
+
+// Reads every scenario field strictly; file references are only recorded here.
+Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& refs) {
+  JsonReader r(doc, sc.file, "");
+  sc.name = r.string("name", fs::path(sc.file).stem().string());
+  sc.description = r.string("description", "");
+  refs.hardware = r.string("hardware", std::nullopt);
+  if (r.ok() && refs.hardware.empty())
+    r.fail("hardware", "a hardware file path or name (e.g. hopper-8x400g)", r.raw("hardware"));
+  refs.model = r.string("model", std::nullopt);
+  if (r.ok() && refs.model.empty()) r.fail("model", "a model file path or name", r.raw("model"));
+  r.object("cluster", [&](JsonReader& c) { read_cluster(c, sc.cluster); });
+  r.object("workload", [&](JsonReader& w) { read_workload(w, sc.workload, refs.trace); });
+  r.object("policy", [&](JsonReader& p) { read_policy(p, sc.policy); });
+  r.object("sim", [&](JsonReader& s) { read_sim(s, sc.sim); });
+  r.object("outputs", [&](JsonReader& o) { read_outputs(o, sc.outputs); });
+  sc.seed = static_cast<uint64_t>(r.integer("seed", static_cast<int64_t>(ScenarioConfig().seed), 0));
+  return r.finish();
+}
+
+// Resolves a file reference: a bare name (no '/', no ".json") means models/<kind>/<name>.json; anything
+// else is a path, relative to the scenario's directory, then to the project root.
+StatusOr<std::string> resolve_reference(const std::string& scenario_file, const char* field,
+                                        const std::string& value, const char* kind) {
+  bool bare = value.find('/') == std::string::npos &&
+              !(value.size() >= 5 && value.compare(value.size() - 5, 5, ".json") == 0);
+  std::string wanted = bare && kind != nullptr ? fmt::format("models/{}/{}.json", kind, value) : value;
+  std::string dir = fs::path(scenario_file).parent_path().string();
+  std::string path = resolve_path(wanted, dir);
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return Status::error(fmt::format("{}: {}: cannot open {}: no such file", scenario_file, field, wanted));
+  if (fs::is_directory(path, ec))
+    return Status::error(
+        fmt::format("{}: {}: {} is a directory, expected a file", scenario_file, field, path));
+  return path;
+}
+
+// Checks that involve the scenario and the files it references.
+Status cross_check(const ScenarioConfig& sc) {
+  const ModelSpec& m = sc.model;
+  const HardwareSpec& hw = sc.hardware;
+  double weights = m.weight_bytes_per_gpu();  // total/shards (+ replicated part) x bytes per param
+  if (weights + m.hbm_reserve_bytes >= hw.gpu_hbm_bytes) {
+    return Status::error(
+        fmt::format("{}: model: the weights of {} do not fit in the HBM of {}: ", sc.file, sc.model_file,
+                    sc.hardware_file) +
+        fmt::format("{:.4g} GB of weights per GPU ({:g} params, {:g} B each, {} shards)", weights / 1e9,
+                    m.total_params, m.weight_bytes_per_param, m.weight_shards) +
+        fmt::format(" + {:.4g} GB reserve >= {:.4g} GB of HBM per GPU, leaving no room for KV cache",
+                    m.hbm_reserve_bytes / 1e9, hw.gpu_hbm_bytes / 1e9));
+  }
+  if (sc.sim.layer_group > m.layers) {
+    return Status::error(
+        fmt::format("{}: sim.layer_group: expected an integer in [0, {}] (the layers of {}), got {}", sc.file,
+                    m.layers, sc.model_file, sc.sim.layer_group));
+  }
+  return Status::ok();
+}
+
+nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
+  const auto& w = sc.workload;
+  const auto& p = sc.policy;
+  nlohmann::json j;  // keys are kept sorted by nlohmann::json, so the order is stable
+  j["name"] = sc.name;
+  j["description"] = sc.description;
+  j["hardware"] = refs.hardware;
+  j["model"] = refs.model;
+  j["cluster"] = {{"prefill_nodes", sc.cluster.prefill_nodes},
+                  {"decode_nodes", sc.cluster.decode_nodes},
+                  {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes}};
+  j["workload"] = {{"mode", w.mode},
+                   {"trace", refs.trace},
+                   {"generator",
+                    {{"dataset", w.generator.dataset},
+                     {"trajectories", w.generator.trajectories},
+                     {"seed", w.generator.seed}}},
+                   {"agents", w.agents},
+                   {"max_turns", w.max_turns},
+                   {"aps", w.aps}};
+  j["policy"] = {{"read_path", p.read_path},
+                 {"scheduler", p.scheduler},
+                 {"layerwise", p.layerwise},
+                 {"batching", p.batching},
+                 {"compute_quota_s", p.compute_quota_s},
+                 {"fetch_period_s", p.fetch_period_s},
+                 {"persist_block_tokens", p.persist_block_tokens},
+                 {"persist_append", p.persist_append}};
+  j["sim"] = {{"layer_group", sc.sim.layer_group},
+              {"read_depth", sc.sim.read_depth},
+              {"time_limit_s", sc.sim.time_limit_s},
+              {"progress", sc.sim.progress}};
+  j["outputs"] = {{"results", sc.outputs.results},
+                  {"timeseries_interval_s", sc.outputs.timeseries_interval_s},
+                  {"window_s", sc.outputs.window_s}};
+  j["seed"] = sc.seed;
+  return j;
+}
+
+// The JSON path an error message from this loader is about ("file: path: ..."), or "".
+std::string error_path(const std::string& message, const std::string& file) {
+  std::string prefix = file + ": ";
+  if (message.compare(0, prefix.size(), prefix) != 0) return "";
+  size_t end = message.find(": ", prefix.size());
+  return end == std::string::npos ? "" : message.substr(prefix.size(), end - prefix.size());
+}
+
+bool path_related(const std::string& a, const std::string& b) {
+  auto under = [](const std::string& x, const std::string& y) {
+    return x.size() > y.size() && x.compare(0, y.size(), y) == 0 && x[y.size()] == '.';
+  };
+  return a == b || under(a, b) || under(b, a);
+}
+
+// When the failing field was set by an override, says so: "file: --set k=v: k: expected ...".
+Status attribute_to_override(Status s, const std::string& file, const std::vector<std::string>& overrides) {
+  if (s) return s;
+  std::string path = error_path(s.message(), file);
+  if (path.empty()) return s;
+  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
+    std::string key = it->substr(0, it->find('='));
+    if (path_related(path, key)) {
+      return Status::error(fmt::format("{}: --set {}: {}", file, *it, s.message().substr(file.size() + 2)));
+    }
+  }
+  return s;
+}
+
+StatusOr<ScenarioConfig> load(const std::string& path, const std::vector<std::string>& overrides) {
+  StatusOr<nlohmann::json> doc = read_json_file(path);
+  if (!doc) return doc.status();
+  for (const std::string& assignment : overrides) {
+    Status s = apply_override(*doc, assignment);
+    if (!s) return Status::error(fmt::format("{}: {}", path, s.message()));
+  }
+
+  ScenarioConfig sc;
+  sc.file = path;
+  References refs;
+  SIM_RETURN_IF_ERROR(read_scenario(*doc, sc, refs));
+
+  StatusOr<std::string> hw_file = resolve_reference(path, "hardware", refs.hardware, "hardware");
+  if (!hw_file) return hw_file.status();
+  sc.hardware_file = *hw_file;
+  StatusOr<HardwareSpec> hw = load_hardware(sc.hardware_file);
+  if (!hw) return Status::error(fmt::format("{}: hardware: {}", path, hw.status().message()));
+  sc.hardware = std::move(*hw);
+
+  StatusOr<std::string> model_file = resolve_reference(path, "model", refs.model, "llm");
+  if (!model_file) return model_file.status();
+  sc.model_file = *model_file;
+  StatusOr<ModelSpec> model = load_model(sc.model_file);
+  if (!model) return Status::error(fmt::format("{}: model: {}", path, model.status().message()));
+  sc.model = std::move(*model);
+
+  if (!refs.trace.empty()) {
+    StatusOr<std::string> trace = resolve_reference(path, "workload.trace", refs.trace, nullptr);
+    if (!trace) return trace.status();
+    sc.workload.trace = *trace;
+  }
+  SIM_RETURN_IF_ERROR(cross_check(sc));
+  sc.resolved = to_json(sc, refs);
+  return sc;
+}
+
+}  // namespace
+
+StatusOr<ScenarioConfig> load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  StatusOr<ScenarioConfig> sc = load(path, overrides);
+  if (!sc) return attribute_to_override(sc.status(), path, overrides);
+  return sc;
+}
+
+}  // namespace sim::config

@@ -1,0 +1,336 @@
+#include "sim/cost/bottleneck.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+#include "sim/core/check.h"
+
+namespace sim::cost {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kEndTolerance = 1e-12;  // relative, at the ends of [pd_min, pd_max]
+
+Load make_load(double pe_path, double de_path) {
+  return Load{pe_path, de_path, pe_path + de_path};
+}
+
+bool positive_finite(double x) {
+  return std::isfinite(x) && x > 0;
+}
+
+BoundTerm make_term(const char* key, const char* resource, const char* label, const char* inequality,
+                    const char* formula, TermKind kind, double value) {
+  BoundTerm t;
+  t.key = key;
+  t.resource = resource;
+  t.label = label;
+  t.inequality = inequality;
+  t.formula = formula;
+  t.kind = kind;
+  t.value = value;
+  return t;
+}
+
+const char* kind_name(TermKind k) {
+  switch (k) {
+    case TermKind::kLower:
+      return "lower";
+    case TermKind::kUpper:
+      return "upper";
+    case TermKind::kCondition:
+      return "condition";
+  }
+  return "?";
+}
+
+// "1/7 = 0.142857", "6", "inf", or just the decimal when it is not a simple fraction.
+std::string fraction_and_decimal(double x) {
+  std::string f = simple_fraction(x);
+  std::string dec = fmt::format("{:.6g}", x);
+  if (f.empty()) return dec;
+  if (f == dec || !std::isfinite(x)) return f;
+  return f + " = " + dec;
+}
+
+std::string short_value(double x) {
+  std::string f = simple_fraction(x);
+  return f.empty() ? fmt::format("{:.6g}", x) : f;
+}
+
+double gbps(double Bps) {
+  return Bps / 1e9;
+}
+
+nlohmann::json number_or_null(double x) {
+  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json();
+}
+
+nlohmann::json load_json(const Load& l, double capacity) {
+  return {{"pe_path_Bps", l.pe_path_Bps},
+          {"de_path_Bps", l.de_path_Bps},
+          {"total_Bps", l.total_Bps},
+          {"capacity_Bps", capacity},
+          {"utilisation", l.total_Bps / capacity}};
+}
+
+nlohmann::json term_json(const BoundTerm& t) {
+  nlohmann::json j = {
+      {"kind", kind_name(t.kind)},           {"resource", t.resource}, {"label", t.label},
+      {"inequality", t.inequality},          {"formula", t.formula},   {"value", number_or_null(t.value)},
+      {"fraction", simple_fraction(t.value)}};
+  if (t.kind == TermKind::kCondition) {
+    j["holds"] = t.holds;
+  } else {
+    j["binding"] = t.binding;
+  }
+  return j;
+}
+
+}  // namespace
+
+BottleneckInputs bottleneck_inputs(const config::HardwareSpec& hw) {
+  return BottleneckInputs{hw.gpus_per_node, hw.cnic_bw_Bps, hw.snic_bw_Bps, hw.dram_bw_Bps};
+}
+
+LinkLoads ideal_link_loads(int g, double B, double sB, double M, double P, double D) {
+  SIM_CHECK(g >= 1, "g = {}", g);
+  SIM_CHECK(positive_finite(B) && positive_finite(sB) && positive_finite(M), "B={} sB={} M={}", B, sB, M);
+  SIM_CHECK(positive_finite(P) && positive_finite(D), "P={} D={}", P, D);
+  LinkLoads l;
+  l.p = P;
+  l.d = D;
+  const double gg = static_cast<double>(g);
+  l.t_p_Bps = sB / (D * gg * gg);
+  l.t_c_Bps = sB / (P * gg * gg);
+  const double pe_pairs = D * gg;  // DE GPUs each PE GPU talks to
+  const double de_pairs = P * gg;  // PE GPUs each DE GPU talks to
+  l.pe_cnic_read = make_load(2 * l.t_p_Bps * pe_pairs, 0);
+  l.pe_cnic_write = make_load(l.t_p_Bps * pe_pairs, l.t_c_Bps * pe_pairs);
+  l.de_cnic_read = make_load(l.t_p_Bps * de_pairs, 2 * l.t_c_Bps * de_pairs);
+  l.de_cnic_write = make_load(2 * l.t_p_Bps * de_pairs, l.t_c_Bps * de_pairs);
+  l.pe_dram = make_load(2 * sB, 0);
+  l.de_dram = make_load(2 * sB * P / D, 3 * sB);
+  l.pe_snic = make_load(sB, 0);
+  l.de_snic = make_load(0, sB);
+  l.cnic_capacity_Bps = B;
+  l.snic_capacity_Bps = sB;
+  l.dram_capacity_Bps = M;
+  return l;
+}
+
+double max_utilisation(const LinkLoads& l) {
+  double cnic = std::max({l.pe_cnic_read.total_Bps, l.pe_cnic_write.total_Bps, l.de_cnic_read.total_Bps,
+                          l.de_cnic_write.total_Bps});
+  double dram = std::max(l.pe_dram.total_Bps, l.de_dram.total_Bps);
+  return std::max(cnic / l.cnic_capacity_Bps, dram / l.dram_capacity_Bps);
+}
+
+StatusOr<BottleneckRange> bottleneck_range(const BottleneckInputs& in) {
+  if (in.g < 1) return Status::error(fmt::format("bottleneck: gpus_per_node: expected >= 1, got {}", in.g));
+  const std::pair<const char*, double> bws[] = {
+      {"cnic_bw_Bps", in.cnic_Bps}, {"snic_bw_Bps", in.snic_Bps}, {"dram_bw_Bps", in.dram_Bps}};
+  for (const auto& [name, v] : bws) {
+    if (!positive_finite(v)) {
+      return Status::error(fmt::format("bottleneck: {}: expected a finite bandwidth > 0, got {}", name, v));
+    }
+  }
+  BottleneckRange r;
+  r.in = in;
+  const double g = in.g;
+  const double s = in.snic_Bps / in.cnic_Bps;
+  r.s = s;
+  r.m_over_sb = in.dram_Bps / in.snic_Bps;
+
+  // (2)-(3): sB/g (1 + D/P) <= B. With g <= s even D/P -> 0 leaves sB/g >= B: no P/D works.
+  const double lower = g > s ? s / (g - s) : kInf;
+  r.terms.push_back(make_term("pe_cnic_write", "PE CNIC write",
+                              "H2D of PE-path KV into each PE GPU plus DE-path KV arriving by RDMA",
+                              "(2)-(3)", "P/D >= s/(g-s)", TermKind::kLower, lower));
+  r.terms.push_back(make_term("de_cnic_read", "DE CNIC read",
+                              "PE-path KV read from the DE buffer for H2D plus DE-path KV read twice "
+                              "(RDMA to the PE, H2D to the DE GPU)",
+                              "(4)-(5)", "P/D <= (g-2s)/s", TermKind::kUpper, (g - 2 * s) / s));
+  r.terms.push_back(make_term("de_cnic_write", "DE CNIC write",
+                              "PE-path KV written into the DE buffer and then into the DE GPU, plus "
+                              "DE-path KV written into the DE GPU",
+                              "(6)-(7)", "P/D <= (g-s)/(2s)", TermKind::kUpper, (g - s) / (2 * s)));
+  r.terms.push_back(make_term("de_dram", "DE DRAM",
+                              "DE-path KV written once and read twice, PE-path KV written once and read "
+                              "once, in the DE node's DRAM (half-duplex)",
+                              "(8)", "P/D <= (M/(sB)-3)/2", TermKind::kUpper, (r.m_over_sb - 3) / 2));
+
+  BoundTerm pe_read = make_term("pe_cnic_read", "PE CNIC read",
+                                "PE-path KV read from the PE buffer for H2D and sent from the PE GPU "
+                                "to the DE",
+                                "(1)", "2s/g <= 1", TermKind::kCondition, 2 * s / g);
+  pe_read.holds = 2 * s <= g;
+  BoundTerm pe_dram =
+      make_term("pe_dram", "PE DRAM", "PE-path KV written by the SNIC and read for H2D in the PE node's DRAM",
+                "(text)", "2sB <= M", TermKind::kCondition, 2 / r.m_over_sb);
+  pe_dram.holds = 2 * in.snic_Bps <= in.dram_Bps;
+  r.conditions = {pe_read, pe_dram};
+
+  r.pd_min = lower;
+  r.pd_max = kInf;
+  for (const BoundTerm& t : r.terms) {
+    if (t.kind == TermKind::kUpper) r.pd_max = std::min(r.pd_max, t.value);
+  }
+  for (BoundTerm& t : r.terms) {
+    t.binding = t.value == (t.kind == TermKind::kLower ? r.pd_min : r.pd_max);
+  }
+
+  if (!(g > s)) {
+    r.reason = fmt::format("g = {} <= s = {:.6g}: the PE CNIC write (2) exceeds B for every P/D", in.g, s);
+  } else if (!pe_read.holds) {
+    r.reason = fmt::format("2s/g = {:.6g} > 1: the PE CNIC read (1) exceeds B for every P/D (needs s <= g/2)",
+                           2 * s / g);
+  } else if (!(r.pd_max > 0)) {
+    const BoundTerm* worst = nullptr;
+    for (const BoundTerm& t : r.terms) {
+      if (t.binding && t.kind == TermKind::kUpper) worst = worst ? worst : &t;
+    }
+    r.reason = fmt::format("upper bound {} = {:.6g} <= 0: no P/D > 0 keeps the {} within capacity",
+                           worst->formula, r.pd_max, worst->resource);
+  } else if (!(r.pd_min <= r.pd_max)) {
+    r.reason = fmt::format("lower bound {:.6g} > upper bound {:.6g}: no P/D satisfies every inequality",
+                           r.pd_min, r.pd_max);
+  }
+  r.feasible = r.reason.empty();
+  return r;
+}
+
+bool pd_inside(const BottleneckRange& r, double P, double D) {
+  if (!r.feasible || !(P > 0) || !(D > 0)) return false;
+  const double x = P / D;
+  return x >= r.pd_min * (1 - kEndTolerance) && x <= r.pd_max * (1 + kEndTolerance);
+}
+
+std::string simple_fraction(double x) {
+  if (std::isnan(x)) return "";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  for (int q = 1; q <= 64; ++q) {
+    const double n = std::round(x * q);
+    if (std::abs(x * q - n) <= 1e-9 * std::max(1.0, std::abs(x * q))) {
+      if (std::abs(n) > 1e9) return "";
+      const long long ni = static_cast<long long>(n);
+      return q == 1 ? fmt::format("{}", ni) : fmt::format("{}/{}", ni, q);
+    }
+  }
+  return "";
+}
+
+std::string format_table(const BottleneckRange& r, const LinkLoads* loads) {
+  std::string out;
+  out += "Bottleneck-free P/D range (DualPath §4.2, inequalities (1)-(9)); P, D = prefill, decode nodes\n";
+  out += fmt::format(
+      "  g = {} GPUs/node, B = {:.6g} GB/s per CNIC direction, sB = {:.6g} GB/s per SNIC (s = {}), "
+      "M = {:.6g} GB/s DRAM (M/(sB) = {})\n\n",
+      r.in.g, gbps(r.in.cnic_Bps), gbps(r.in.snic_Bps), short_value(r.s), gbps(r.in.dram_Bps),
+      short_value(r.m_over_sb));
+  auto row = [](const std::string& kind, const std::string& resource, const std::string& ineq,
+                const std::string& formula, const std::string& value, const std::string& flag) {
+    std::string line =
+        fmt::format("  {:<9} {:<14} {:<8} {:<22} {:<22} {}", kind, resource, ineq, formula, value, flag);
+    line.erase(line.find_last_not_of(' ') + 1);
+    return line + "\n";
+  };
+  out += row("bound", "resource", "ineq.", "formula", "value", "");
+  for (const BoundTerm& t : r.terms) {
+    out += row(kind_name(t.kind), t.resource, t.inequality, t.formula, fraction_and_decimal(t.value),
+               t.binding ? "binding" : "");
+  }
+  for (const BoundTerm& t : r.conditions) {
+    // A condition's value is its left-hand side over the right-hand side (load / capacity).
+    out += row(kind_name(t.kind), t.resource, t.inequality, t.formula,
+               "ratio " + fraction_and_decimal(t.value), t.holds ? "holds" : "VIOLATED");
+  }
+  out += "\n  what each resource carries (per CNIC direction or per node DRAM, hit KV only):\n";
+  for (const auto* list : {&r.terms, &r.conditions}) {
+    for (const BoundTerm& t : *list) out += fmt::format("    {:<14} {}\n", t.resource, t.label);
+  }
+  out += "\n";
+  if (r.feasible) {
+    out += fmt::format("  {} <= P/D <= {}   ({:.6g} <= P/D <= {:.6g})\n", short_value(r.pd_min),
+                       short_value(r.pd_max), r.pd_min, r.pd_max);
+  } else {
+    out += "  empty range: " + r.reason + "\n";
+  }
+  if (loads != nullptr) {
+    const LinkLoads& l = *loads;
+    out += fmt::format("\nIdeal loads at P = {}, D = {} (P/D = {}), every SNIC saturated; GB/s\n",
+                       short_value(l.p), short_value(l.d), fraction_and_decimal(l.p / l.d));
+    out += fmt::format("  T_p = sB/(D g^2) = {:.6g}, T_c = sB/(P g^2) = {:.6g} per PE-DE GPU pair\n",
+                       gbps(l.t_p_Bps), gbps(l.t_c_Bps));
+    out += fmt::format("  {:<30} {:>10} {:>10} {:>10} {:>10} {:>7}\n", "link", "PE path", "DE path", "total",
+                       "capacity", "util.");
+    const std::tuple<const char*, const Load*, double> rows[] = {
+        {"PE CNIC read (per GPU)", &l.pe_cnic_read, l.cnic_capacity_Bps},
+        {"PE CNIC write (per GPU)", &l.pe_cnic_write, l.cnic_capacity_Bps},
+        {"DE CNIC read (per GPU)", &l.de_cnic_read, l.cnic_capacity_Bps},
+        {"DE CNIC write (per GPU)", &l.de_cnic_write, l.cnic_capacity_Bps},
+        {"PE DRAM (per node, r+w)", &l.pe_dram, l.dram_capacity_Bps},
+        {"DE DRAM (per node, r+w)", &l.de_dram, l.dram_capacity_Bps},
+        {"PE SNIC in (per node)", &l.pe_snic, l.snic_capacity_Bps},
+        {"DE SNIC in (per node)", &l.de_snic, l.snic_capacity_Bps}};
+    for (const auto& [name, load, cap] : rows) {
+      const double u = load->total_Bps / cap;
+      out += fmt::format("  {:<30} {:>10.6g} {:>10.6g} {:>10.6g} {:>10.6g} {:>6.1f}%{}\n", name,
+                         gbps(load->pe_path_Bps), gbps(load->de_path_Bps), gbps(load->total_Bps), gbps(cap),
+                         100 * u, u > 1 + kEndTolerance ? "  OVER" : "");
+    }
+    out += fmt::format("  P/D = {} is {} the bottleneck-free range\n", short_value(l.p / l.d),
+                       pd_inside(r, l.p, l.d) ? "inside" : "OUTSIDE");
+  }
+  return out;
+}
+
+nlohmann::json to_json(const LinkLoads& l) {
+  return {{"P", l.p},
+          {"D", l.d},
+          {"pd", l.p / l.d},
+          {"t_p_Bps", l.t_p_Bps},
+          {"t_c_Bps", l.t_c_Bps},
+          {"pe_cnic_read", load_json(l.pe_cnic_read, l.cnic_capacity_Bps)},
+          {"pe_cnic_write", load_json(l.pe_cnic_write, l.cnic_capacity_Bps)},
+          {"de_cnic_read", load_json(l.de_cnic_read, l.cnic_capacity_Bps)},
+          {"de_cnic_write", load_json(l.de_cnic_write, l.cnic_capacity_Bps)},
+          {"pe_dram", load_json(l.pe_dram, l.dram_capacity_Bps)},
+          {"de_dram", load_json(l.de_dram, l.dram_capacity_Bps)},
+          {"pe_snic", load_json(l.pe_snic, l.snic_capacity_Bps)},
+          {"de_snic", load_json(l.de_snic, l.snic_capacity_Bps)},
+          {"max_utilisation", max_utilisation(l)}};
+}
+
+nlohmann::json to_json(const BottleneckRange& r, const LinkLoads* loads) {
+  nlohmann::json j;
+  j["pd_min"] = number_or_null(r.pd_min);
+  j["pd_max"] = number_or_null(r.pd_max);
+  j["pd_min_fraction"] = simple_fraction(r.pd_min);
+  j["pd_max_fraction"] = simple_fraction(r.pd_max);
+  j["feasible"] = r.feasible;
+  j["reason"] = r.reason;
+  j["inputs"] = {{"g", r.in.g},
+                 {"cnic_bw_Bps", r.in.cnic_Bps},
+                 {"snic_bw_Bps", r.in.snic_Bps},
+                 {"dram_bw_Bps", r.in.dram_Bps},
+                 {"s", r.s},
+                 {"m_over_sb", r.m_over_sb}};
+  j["terms"] = nlohmann::json::object();
+  for (const BoundTerm& t : r.terms) j["terms"][t.key] = term_json(t);
+  j["conditions"] = nlohmann::json::object();
+  for (const BoundTerm& t : r.conditions) j["conditions"][t.key] = term_json(t);
+  if (loads != nullptr) {
+    j["point"] = to_json(*loads);
+    j["point"]["inside"] = pd_inside(r, loads->p, loads->d);
+  }
+  return j;
+}
+
+}  // namespace sim::cost

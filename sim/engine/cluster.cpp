@@ -1,0 +1,271 @@
+#include "sim/engine/cluster.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/check.h"
+#include "sim/cost/compute_model.h"
+#include "sim/engine/sg_compat.h"
+
+namespace sim::engine {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+constexpr int kAutoLayerGroups = 8;  // sim.layer_group = 0: the layers are simulated in this many groups
+}
+
+Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandles& h,
+                 const std::vector<workload::Agent>& agents,
+                 std::unique_ptr<policy::SchedulerPolicy> scheduler,
+                 std::unique_ptr<policy::ReadPathPolicy> read_path, Recorder* recorder,
+                 metrics::LinkStats* links)
+    : sc_(sc),
+      h_(h),
+      agents_(agents),
+      scheduler_(std::move(scheduler)),
+      read_path_(std::move(read_path)),
+      rec_(recorder),
+      links_(links) {
+  const auto& m = sc.model;
+  kv_token_ = cost::kv_bytes_per_token(m);
+  kv_token_layer_ = cost::kv_bytes_per_token_layer(m);
+  const int k =
+      sc.sim.layer_group > 0 ? sc.sim.layer_group : (m.layers + kAutoLayerGroups - 1) / kAutoLayerGroups;
+  layer_groups_ = (m.layers + k - 1) / k;
+  // Expert-parallel models spread their sharded weights over every GPU of a role (EP across the role's
+  // nodes); a model with weight_shards = 1 holds a whole copy per GPU.
+  const int g_all = h.gpus_per_node;
+  auto shards = [&](int nodes) { return m.weight_shards > 1 ? nodes * g_all : 1; };
+  pe_hbm_kv_ = cost::hbm_kv_bytes_per_gpu(m, sc.hardware, shards(h.prefill_nodes));
+  de_hbm_kv_ = cost::hbm_kv_bytes_per_gpu(m, sc.hardware, shards(h.decode_nodes));
+  mutex_ = sg4::Mutex::create();
+  cv_done_ = sg4::ConditionVariable::create();
+  const int g = h.gpus_per_node;
+  for (int n = 0; n < h.prefill_nodes + h.decode_nodes; ++n) {
+    NodeState ns;
+    ns.id = n;
+    ns.cv = sg4::ConditionVariable::create();
+    nodes_.push_back(ns);
+    for (int j = 0; j < g; ++j) {
+      if (n < h.prefill_nodes) {
+        PrefillEngineState pe;
+        pe.id = static_cast<int>(pes_.size());
+        pe.node = n;
+        pe.gpu = j;
+        pe.cv = sg4::ConditionVariable::create();
+        pes_.push_back(pe);
+      } else {
+        DecodeEngineState de;
+        de.id = static_cast<int>(des_.size());
+        de.node = n;
+        de.gpu = j;
+        de.hbm_free = de_hbm_kv_;
+        de.cv_loader = sg4::ConditionVariable::create();
+        de.cv_decode = sg4::ConditionVariable::create();
+        de.cv_persist = sg4::ConditionVariable::create();
+        des_.push_back(de);
+      }
+    }
+  }
+  next_turn_.assign(agents.size(), 0);
+  context_.assign(agents.size(), 0.0);
+  agents_left_ = static_cast<int>(agents.size());
+}
+
+bool Cluster::wait(const sg4::ConditionVariablePtr& cv) {
+  if (finished_) return false;
+  std::unique_lock<sg4::Mutex> lock(*mutex_);
+  cv->wait(lock);
+  return !finished_;
+}
+
+void Cluster::finish() {
+  finished_ = true;
+  for (auto& n : nodes_) n.cv->notify_all();
+  for (auto& pe : pes_) pe.cv->notify_all();
+  for (auto& de : des_) {
+    de.cv_loader->notify_all();
+    de.cv_decode->notify_all();
+    de.cv_persist->notify_all();
+  }
+}
+
+void Cluster::start() {
+  for (auto& n : nodes_)
+    for (int l = 0; l < sc_.sim.read_depth; ++l)
+      engine::spawn("reader", h_.nodes[n.id].storage, [this, id = n.id]() { read_lane(id); });
+  for (auto& pe : pes_)
+    engine::spawn("pe", h_.nodes[pe.node].gpus[pe.gpu], [this, id = pe.id]() { prefill_loop(id); });
+  for (auto& de : des_) {
+    sg4::Host* host = h_.nodes[de.node].gpus[de.gpu];
+    engine::spawn("de-loader", host, [this, id = de.id]() { decode_loader(id); });
+    engine::spawn("de-decode", host, [this, id = de.id]() { decode_loop(id); });
+    engine::spawn("de-persist", host, [this, id = de.id]() { persist_loop(id); });
+  }
+  // The driver issues the first turns, waits for the last agent, then lets every actor return.
+  engine::spawn("driver", h_.nodes.front().dram, [this]() {
+    for (int a = 0; a < static_cast<int>(agents_.size()); ++a) issue_turn(a);
+    while (agents_left_ > 0) wait(cv_done_);
+    finish();
+  });
+}
+
+policy::ClusterView Cluster::view() const {
+  policy::ClusterView v;
+  v.now = engine::now();
+  for (const auto& pe : pes_) v.pes.push_back({pe.id, pe.node, pe.seq, pe.tok, 0});
+  for (const auto& de : des_) v.des.push_back({de.id, de.node, de.seq, de.tok, de.hbm_free});
+  for (const auto& n : nodes_) v.read_q.push_back(n.read_q_tokens);
+  return v;
+}
+
+void Cluster::issue_turn(int agent) {
+  const workload::Agent& a = agents_[agent];
+  const int k = next_turn_[agent];
+  const workload::Turn t = a.turn(k);
+  Request r;
+  r.agent = agent;
+  r.turn = k;
+  r.hit = context_[agent];
+  r.miss = t.append;
+  r.gen = std::max(1, t.gen);
+  r.t_issue = engine::now();
+  context_[agent] += t.append + t.gen;
+
+  const policy::ClusterView v = view();
+  const policy::RequestInfo info{0, r.hit, r.miss, r.gen};
+  const policy::Placement p = scheduler_->place(info, v);
+  SIM_CHECK(
+      p.pe >= 0 && p.pe < static_cast<int>(pes_.size()) && p.de >= 0 && p.de < static_cast<int>(des_.size()),
+      "scheduler placed a request on PE {} / DE {}", p.pe, p.de);
+  r.pe = p.pe;
+  r.de = p.de;
+  const policy::ReadDecision d = read_path_->choose(info, v.pes[p.pe], v.des[p.de], v);
+  r.pe_fraction = d.pe_fraction;
+  r.zero_cost = d.zero_cost;
+  PrefillEngineState& pe = pes_[r.pe];
+  DecodeEngineState& de = des_[r.de];
+  pe.seq++;
+  pe.tok += r.hit + r.miss;
+  de.seq++;
+  de.tok += r.hit + r.miss + r.gen;
+
+  const RequestId id = table_.add(r);
+  rec_->peak_in_flight = std::max(rec_->peak_in_flight, table_.in_flight());
+  Request& q = table_[id];
+  if (q.zero_cost || q.hit <= 0) {
+    mark_ready(id);
+    return;
+  }
+  const std::pair<int, double> sides[2] = {{pe.node, q.pe_fraction}, {de.node, 1 - q.pe_fraction}};
+  for (const auto& [node, share] : sides) {
+    if (share <= 0) continue;
+    q.reads_pending++;
+    nodes_[node].read_queue.emplace_back(id, share * q.hit * kv_token_);
+    nodes_[node].read_q_tokens += share * q.hit;
+    nodes_[node].cv->notify_all();
+  }
+}
+
+void Cluster::on_read_done(RequestId id, int node, double bytes, double tokens) {
+  Request& r = table_[id];
+  nodes_[node].read_q_tokens -= tokens;
+  rec_->hit_bytes_read += bytes;
+  if (node == pes_[r.pe].node)
+    r.pe_buf_bytes += bytes;
+  else
+    r.de_buf_bytes += bytes;
+  if (--r.reads_pending == 0) mark_ready(id);
+}
+
+void Cluster::mark_ready(RequestId id) {
+  Request& r = table_[id];
+  r.t_ready = engine::now();
+  PrefillEngineState& pe = pes_[r.pe];
+  pe.ready.push_back(id);
+  pe.cv->notify_all();
+}
+
+void Cluster::free_buffer(int node, double bytes) {
+  if (bytes <= 0) return;
+  nodes_[node].buffer_used -= bytes;
+  if (nodes_[node].buffer_used < 1e-6 * bytes)
+    nodes_[node].buffer_used = std::max(0.0, nodes_[node].buffer_used);
+  nodes_[node].cv->notify_all();
+}
+
+void Cluster::queue_persist(DecodeEngineState& de, double gpu_bytes, double dram_bytes) {
+  de.persist_gpu_bytes += gpu_bytes;
+  de.persist_dram_bytes += dram_bytes;
+  if (gpu_bytes + dram_bytes > 0) de.cv_persist->notify_all();
+}
+
+void Cluster::on_prefill_done(RequestId id) {
+  Request& r = table_[id];
+  r.t_first = engine::now();
+  PrefillEngineState& pe = pes_[r.pe];
+  pe.seq--;
+  pe.tok -= r.hit + r.miss;
+  free_buffer(pe.node, r.pe_buf_bytes);
+  r.pe_buf_bytes = 0;
+  DecodeEngineState& de = des_[r.de];
+  // The DE buffer now holds the whole prompt KV (hit via either path, miss pushed by the PE).
+  const double prompt_bytes = (r.hit + r.miss) * kv_token_;
+  if (!r.zero_cost) {
+    nodes_[de.node].buffer_used += prompt_bytes - r.de_buf_bytes;
+    r.de_buf_bytes = prompt_bytes;
+    if (sc_.policy.persist_append) queue_persist(de, 0, r.miss * kv_token_);
+  }
+  if (r.gen <= 1) {  // one-token turn: done with its first token
+    free_buffer(de.node, r.de_buf_bytes);
+    r.de_buf_bytes = 0;
+    if (!r.zero_cost) queue_persist(de, 0, r.gen * kv_token_);
+    on_turn_done(id, r.t_first);
+    return;
+  }
+  de.waiting.push_back(id);
+  de.cv_loader->notify_all();
+}
+
+void Cluster::on_turn_done(RequestId id, double t_done) {
+  Request& r = table_[id];
+  r.t_done = t_done;
+  DecodeEngineState& de = des_[r.de];
+  de.seq--;
+  de.tok -= r.hit + r.miss + r.gen;
+  TurnSample s;
+  s.ttft = static_cast<float>(r.t_first - r.t_issue);
+  if (r.gen > 1) {
+    s.ttst = static_cast<float>(r.t_second - r.t_issue);
+    s.tpot = static_cast<float>((r.t_done - r.t_first) / (r.gen - 1));
+    s.alloc = static_cast<float>(r.t_decode_join - r.t_first);
+  }
+  s.read = static_cast<float>(r.read_s);
+  s.queue = static_cast<float>(std::max(0.0, r.t_ready - r.t_issue - r.read_s));
+  s.prefill = static_cast<float>(r.t_first - r.t_ready);
+  rec_->turns.push_back(s);
+  rec_->turns_completed++;
+  rec_->prompt_tokens += r.hit + r.miss;
+  rec_->miss_tokens += r.miss;
+  rec_->gen_tokens += r.gen;
+  rec_->last_done = std::max(rec_->last_done, t_done);
+  const int agent = r.agent;
+  table_.release(id);
+  next_turn_[agent]++;
+  if (next_turn_[agent] < agents_[agent].num_turns) {
+    const double think = agents_[agent].turn(next_turn_[agent]).think_s;
+    if (think > 0) {
+      engine::spawn_daemon("think", h_.nodes.front().dram, [this, agent, think]() {
+        engine::sleep_for(think);
+        issue_turn(agent);
+      });
+    } else {
+      issue_turn(agent);
+    }
+  } else if (--agents_left_ == 0) {
+    cv_done_->notify_all();
+  }
+}
+
+}  // namespace sim::engine

@@ -1,0 +1,120 @@
+// Cluster: the engines, node I/O queues and the request table of one run, and the actors that move
+// requests through them (DESIGN.md, "Engines and the life of a turn"). Actors are per engine and per node
+// (read lanes); requests are plain data. Everything a transfer does rides a SimGrid comm on the platform's
+// routes, so link sharing comes from SimGrid.
+//
+// Life of a turn: issue -> place (scheduler) -> read side (read-path policy) -> storage read into the
+// chosen node's buffer (read lanes) -> PE forward batches (layer groups: load KV to the GPU, compute,
+// push KV to the DE buffer) -> DE loader (HBM allocation, H2D) -> continuous decode batch -> done -> the
+// agent's next turn. Persistence: appended tokens' KV from the DE buffer, generated KV per full block.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <simgrid/s4u.hpp>
+#include <vector>
+
+#include "sim/config/scenario.h"
+#include "sim/engine/recorder.h"
+#include "sim/engine/request.h"
+#include "sim/metrics/link_stats.h"
+#include "sim/platform/handles.h"
+#include "sim/policy/read_path.h"
+#include "sim/policy/scheduler.h"
+#include "sim/workload/agents.h"
+
+namespace sim::engine {
+
+struct NodeState {
+  int id = 0;
+  std::deque<std::pair<RequestId, double>> read_queue;  // (request, bytes) waiting for a lane
+  double read_q_tokens = 0;  // queued + in flight, in tokens (the scheduler's read_q)
+  double buffer_used = 0;    // DRAM buffer bytes held
+  int reads_in_flight = 0;
+  simgrid::s4u::ConditionVariablePtr cv;  // read lanes wait here
+};
+
+struct PrefillEngineState {
+  int id = 0, node = 0, gpu = 0;
+  std::deque<RequestId> ready;  // KV in a buffer: may join a forward batch
+  int seq = 0;
+  double tok = 0;
+  double busy_s = 0;  // compute time
+  simgrid::s4u::ConditionVariablePtr cv;
+};
+
+struct DecodeEngineState {
+  int id = 0, node = 0, gpu = 0;
+  std::deque<RequestId> waiting;  // prompt KV complete in the DE buffer: waiting for HBM + H2D
+  std::vector<RequestId> joins;   // in HBM: join the batch at the next step
+  std::vector<RequestId> batch;
+  double hbm_free = 0;
+  int seq = 0;
+  double tok = 0;
+  double busy_s = 0;
+  double persist_gpu_bytes = 0;   // generated KV waiting for D2H + persist
+  double persist_dram_bytes = 0;  // appended KV in the DE buffer waiting for persist
+  int max_batch = 0;
+  simgrid::s4u::ConditionVariablePtr cv_loader, cv_decode, cv_persist;
+};
+
+class Cluster {
+ public:
+  // All references must outlive the cluster. REQUIRES: the platform of `h` is built.
+  Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandles& h,
+          const std::vector<workload::Agent>& agents, std::unique_ptr<policy::SchedulerPolicy> scheduler,
+          std::unique_ptr<policy::ReadPathPolicy> read_path, Recorder* recorder, metrics::LinkStats* links);
+
+  // Spawns every actor; the driver issues each agent's first turn at t = 0.
+  void start();
+
+  const std::vector<PrefillEngineState>& pes() const { return pes_; }
+  const std::vector<DecodeEngineState>& des() const { return des_; }
+  double kv_bytes_per_token() const { return kv_token_; }
+
+ private:
+  // cluster.cpp: dispatch.
+  void issue_turn(int agent);
+  void on_read_done(RequestId id, int node, double bytes, double tokens);
+  void mark_ready(RequestId id);
+  void on_prefill_done(RequestId id);
+  void on_turn_done(RequestId id, double t_done);
+  policy::ClusterView view() const;
+  // Actors.
+  void read_lane(int node);    // storage_reader.cpp
+  void prefill_loop(int pe);   // prefill_engine.cpp
+  void decode_loader(int de);  // decode_engine.cpp
+  void decode_loop(int de);    // decode_engine.cpp
+  void persist_loop(int de);   // decode_engine.cpp
+  // Waits on `cv`; false once the run is over (the caller's loop returns).
+  bool wait(const simgrid::s4u::ConditionVariablePtr& cv);
+  void finish();
+  void free_buffer(int node, double bytes);
+  void queue_persist(DecodeEngineState& de, double gpu_bytes, double dram_bytes);
+
+  const config::ScenarioConfig& sc_;
+  const platform::PlatformHandles& h_;
+  const std::vector<workload::Agent>& agents_;
+  std::unique_ptr<policy::SchedulerPolicy> scheduler_;
+  std::unique_ptr<policy::ReadPathPolicy> read_path_;
+  Recorder* rec_;
+  metrics::LinkStats* links_;  // every transfer goes through it (byte accounting)
+
+  double kv_token_ = 0;        // KV bytes per token, all layers
+  double kv_token_layer_ = 0;  // KV bytes per token per layer
+  int layer_groups_ = 1;
+  double pe_hbm_kv_ = 0;  // PE HBM for KV (Basic: whole batch; layerwise: one layer group)
+  double de_hbm_kv_ = 0;  // DE HBM for KV (the decode batch)
+  RequestTable table_;
+  std::vector<int> next_turn_;   // per agent
+  std::vector<double> context_;  // per agent: tokens of context so far (the next turn's hit)
+  std::vector<NodeState> nodes_;
+  std::vector<PrefillEngineState> pes_;
+  std::vector<DecodeEngineState> des_;
+  int agents_left_ = 0;
+  bool finished_ = false;
+  simgrid::s4u::MutexPtr mutex_;
+  simgrid::s4u::ConditionVariablePtr cv_done_;
+};
+
+}  // namespace sim::engine

@@ -1,0 +1,31 @@
+// Recorder: per-turn latency samples and counters, streamed as turns complete (pure; no SimGrid).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace sim::engine {
+
+struct TurnSample {
+  float ttft = 0;     // first token - issue
+  float ttst = -1;    // second token - issue (-1: one-token turn)
+  float tpot = -1;    // (done - first) / (gen - 1) (-1: one-token turn)
+  float queue = 0;    // issue -> KV ready, minus the read itself (scheduling + read queueing)
+  float read = 0;     // storage read time
+  float prefill = 0;  // KV ready -> first token (batch wait + forward passes + KV push)
+  float alloc = 0;    // first token -> joined the decode batch (HBM wait + H2D)
+};
+
+struct Recorder {
+  std::vector<TurnSample> turns;
+  int64_t turns_completed = 0;
+  double prompt_tokens = 0;  // hit + miss over completed turns
+  double miss_tokens = 0;
+  double gen_tokens = 0;
+  double hit_bytes_read = 0;    // bytes read from storage
+  double hit_bytes_loaded = 0;  // hit KV bytes that reached a PE GPU (loads of hit tokens)
+  double last_done = 0;         // JCT
+  size_t peak_in_flight = 0;
+};
+
+}  // namespace sim::engine

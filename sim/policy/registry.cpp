@@ -1,0 +1,37 @@
+#include "sim/policy/registry.h"
+
+#include "sim/policy/names.h"
+
+namespace sim::policy {
+
+#define READ_PATH_POLICY(name, factory) std::unique_ptr<ReadPathPolicy> factory();
+#define SCHEDULER_POLICY(name, factory) std::unique_ptr<SchedulerPolicy> factory();
+#include "sim/policy/policies.def"
+
+namespace {
+
+std::string list(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ReadPathPolicy>> make_read_path(const std::string& name) {
+#define READ_PATH_POLICY(n, factory) \
+  if (name == n) return factory();
+#include "sim/policy/policies.def"
+  return Status::error("unknown read-path policy '" + name + "' (expected one of " + list(read_path_names()) +
+                       ")");
+}
+
+StatusOr<std::unique_ptr<SchedulerPolicy>> make_scheduler(const std::string& name) {
+#define SCHEDULER_POLICY(n, factory) \
+  if (name == n) return factory();
+#include "sim/policy/policies.def"
+  return Status::error("unknown scheduler policy '" + name + "' (expected one of " + list(scheduler_names()) +
+                       ")");
+}
+
+}  // namespace sim::policy

@@ -1,0 +1,106 @@
+// Runs the real `dpsim run` on every case of tests/bad_inputs/cases.tsv: each must fail cleanly with
+// exit code 2, one message on stderr naming the case file and the expected field, and no output file.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BadInputCase {
+  int line = 0;
+  std::string file;               // relative to tests/bad_inputs/
+  std::vector<std::string> args;  // extra arguments
+  std::string expected;           // substring of the error message
+};
+
+const fs::path kCasesDir = fs::path(DPSIM_SOURCE_DIR) / "tests" / "bad_inputs";
+
+std::vector<BadInputCase> read_cases() {
+  std::vector<BadInputCase> cases;
+  std::ifstream in(kCasesDir / "cases.tsv");
+  std::string text;
+  for (int n = 1; std::getline(in, text); ++n) {
+    if (text.empty() || text[0] == '#') continue;
+    size_t t1 = text.find('\t');
+    size_t t2 = t1 == std::string::npos ? t1 : text.find('\t', t1 + 1);
+    if (t2 == std::string::npos) FAIL("cases.tsv:" << n << ": expected three tab-separated columns");
+    BadInputCase c;
+    c.line = n;
+    c.file = text.substr(0, t1);
+    std::istringstream args(text.substr(t1 + 1, t2 - t1 - 1));
+    for (std::string a; args >> a;) c.args.push_back(a);
+    c.expected = text.substr(t2 + 1);
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+// Single-quotes `s` for /bin/sh.
+std::string shell_quoted(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A fresh scratch directory, removed at destruction.
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    std::string tmpl = (fs::temp_directory_path() / "dpsim-bad-input-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) != nullptr) dir = tmpl;
+  }
+  ~Scratch() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Bad inputs: every case of tests/bad_inputs/cases.tsv -> exit 2, one clear message, no output",
+          "[e2e]") {
+  std::vector<BadInputCase> cases = read_cases();
+  REQUIRE(cases.size() >= 12);
+  for (const BadInputCase& c : cases) {
+    Scratch scratch;
+    REQUIRE_FALSE(scratch.dir.empty());
+    fs::path out_dir = scratch.dir / "out";
+    fs::create_directories(out_dir);
+    fs::path err_file = scratch.dir / "stderr.txt";
+    std::string scenario = (kCasesDir / c.file).string();
+
+    std::string cmd = shell_quoted(DPSIM_BINARY) + " run " + shell_quoted(scenario);
+    for (const auto& a : c.args) cmd += " " + shell_quoted(a);
+    cmd += " --out " + shell_quoted((out_dir / "out.json").string()) + " >/dev/null 2>" +
+           shell_quoted(err_file.string());
+    int status = std::system(cmd.c_str());
+    std::string err = read_all(err_file);
+
+    INFO("cases.tsv:" << c.line << ": " << cmd << "\nstderr: " << err);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 2);
+    // The expected text and the case file are on the same line: one message, not scattered output.
+    std::string message;
+    std::istringstream lines(err);
+    for (std::string l; std::getline(lines, l);)
+      if (message.empty() && l.find(c.expected) != std::string::npos) message = l;
+    CHECK_THAT(err, Catch::Matchers::Contains(c.expected));
+    CHECK_THAT(message, Catch::Matchers::Contains(scenario));
+    CHECK(fs::is_empty(out_dir));  // no results, no partial or temporary file
+  }
+}

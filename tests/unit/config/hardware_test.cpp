@@ -1,0 +1,183 @@
+#include "sim/config/hardware.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/unit/config/config_fixtures.h"
+
+using Catch::Matchers::Contains;
+using sim::config::HardwareSpec;
+using sim::config::load_hardware;
+using sim::config::testing::error_of;
+using sim::config::testing::ScratchDir;
+
+namespace {
+
+// Loads a hardware file with the given text, written as <scratch>/<name>.
+sim::StatusOr<HardwareSpec> load_text(const ScratchDir& dir, const std::string& text,
+                                      const std::string& name = "hw.json") {
+  return load_hardware(dir.write(name, text));
+}
+
+std::string project_file(const std::string& rel) {
+  return std::string(DPSIM_SOURCE_DIR) + "/" + rel;
+}
+
+}  // namespace
+
+TEST_CASE("Hardware: empty object -> every default of HardwareSpec, name = file stem", "[unit]") {
+  ScratchDir dir;
+  auto hw = load_text(dir, "{}", "my-node.json");
+  REQUIRE(hw);
+  const HardwareSpec def;
+  CHECK(hw->name == "my-node");
+  CHECK(hw->file == dir.path("my-node.json"));
+  CHECK(hw->gpus_per_node == def.gpus_per_node);
+  CHECK(hw->gpu_flops == def.gpu_flops);
+  CHECK(hw->gpu_hbm_bytes == def.gpu_hbm_bytes);
+  CHECK(hw->gpu_hbm_bw_Bps == def.gpu_hbm_bw_Bps);
+  CHECK(hw->cnic_bw_Bps == def.cnic_bw_Bps);
+  CHECK(hw->snic_bw_Bps == def.snic_bw_Bps);
+  CHECK(hw->dram_bw_Bps == def.dram_bw_Bps);
+  CHECK(hw->pcie_bw_Bps == def.pcie_bw_Bps);
+  CHECK(hw->link_latency_s == def.link_latency_s);
+  CHECK(hw->storage_bw_per_node_Bps == def.storage_bw_per_node_Bps);
+  CHECK(hw->storage_efficiency == def.storage_efficiency);
+}
+
+TEST_CASE("Hardware: every field given -> each lands in its member", "[unit]") {
+  ScratchDir dir;
+  auto hw = load_text(dir, R"({"name": "n", "notes": ["a", "b"], "sources": {"gpu.flops": "spec"},
+    "gpus_per_node": 4, "gpu": {"flops": 1e15, "hbm_bytes": 96e9, "hbm_bw_Bps": 4e12},
+    "cnic": {"bw_Bps": 25e9}, "snic": {"bw_Bps": 100e9}, "dram": {"bw_Bps": 300e9},
+    "pcie": {"bw_Bps": 64e9}, "link_latency_s": 2e-6,
+    "storage": {"bw_per_node_Bps": 40e9, "efficiency": 0.9}})");
+  REQUIRE(hw);
+  CHECK(hw->name == "n");
+  CHECK(hw->gpus_per_node == 4);
+  CHECK(hw->gpu_flops == 1e15);
+  CHECK(hw->gpu_hbm_bytes == 96e9);
+  CHECK(hw->gpu_hbm_bw_Bps == 4e12);
+  CHECK(hw->cnic_bw_Bps == 25e9);
+  CHECK(hw->snic_bw_Bps == 100e9);
+  CHECK(hw->dram_bw_Bps == 300e9);
+  CHECK(hw->pcie_bw_Bps == 64e9);
+  CHECK(hw->link_latency_s == 2e-6);
+  CHECK(hw->storage_bw_per_node_Bps == 40e9);
+  CHECK(hw->storage_efficiency == 0.9);
+  CHECK(hw->s() == Approx(4.0));
+}
+
+TEST_CASE("Hardware: the paper's node file -> g = 8, B = s*B = 50 GB/s, M = 500 GB/s, Hopper specs",
+          "[unit]") {
+  auto hw = load_hardware(project_file("models/hardware/hopper-8x400g.json"));
+  REQUIRE(error_of(hw) == "");
+  CHECK(hw->name == "hopper-8x400g");
+  CHECK(hw->gpus_per_node == 8);
+  CHECK(hw->cnic_bw_Bps == 50e9);
+  CHECK(hw->snic_bw_Bps == 50e9);
+  CHECK(hw->s() == 1.0);
+  CHECK(hw->dram_bw_Bps == 500e9);
+  CHECK(hw->gpu_flops == 1.979e15);
+  CHECK(hw->gpu_hbm_bytes == 80e9);
+  CHECK(hw->gpu_hbm_bw_Bps == 3.35e12);
+}
+
+TEST_CASE("Hardware: the 4-GPU what-if file -> same as the paper's node except g = 4", "[unit]") {
+  auto a = load_hardware(project_file("models/hardware/hopper-8x400g.json"));
+  auto b = load_hardware(project_file("models/hardware/hopper-4x400g.json"));
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(b->gpus_per_node == 4);
+  CHECK(b->gpu_flops == a->gpu_flops);
+  CHECK(b->gpu_hbm_bytes == a->gpu_hbm_bytes);
+  CHECK(b->gpu_hbm_bw_Bps == a->gpu_hbm_bw_Bps);
+  CHECK(b->cnic_bw_Bps == a->cnic_bw_Bps);
+  CHECK(b->snic_bw_Bps == a->snic_bw_Bps);
+  CHECK(b->dram_bw_Bps == a->dram_bw_Bps);
+  CHECK(b->pcie_bw_Bps == a->pcie_bw_Bps);
+  CHECK(b->storage_efficiency == a->storage_efficiency);
+}
+
+TEST_CASE("Hardware: unknown keys -> rejected with the file and the JSON path", "[unit]") {
+  ScratchDir dir;
+  std::string file = dir.path("hw.json");
+  CHECK_THAT(error_of(load_text(dir, R"({"gpu_count": 8})")),
+             Contains(file + ": gpu_count: unknown key") && Contains("gpus_per_node"));
+  CHECK_THAT(error_of(load_text(dir, R"({"gpu": {"flop": 1e15}})")),
+             Contains(file + ": gpu.flop: unknown key") && Contains("hbm_bw_Bps"));
+  // A key without its unit is unknown: the unit is part of the name.
+  CHECK_THAT(error_of(load_text(dir, R"({"cnic": {"bw": 50e9}})")), Contains("cnic.bw: unknown key"));
+}
+
+TEST_CASE("Hardware: wrong JSON types -> rejected with what was expected and what was found", "[unit]") {
+  ScratchDir dir;
+  CHECK_THAT(error_of(load_text(dir, R"({"gpus_per_node": "8"})")),
+             Contains("gpus_per_node: expected an integer in [1, 64], got \"8\""));
+  CHECK_THAT(error_of(load_text(dir, R"({"gpu": 5})")), Contains("gpu: expected an object, got 5"));
+  CHECK_THAT(error_of(load_text(dir, R"({"dram": {"bw_Bps": "500e9"}})")),
+             Contains("dram.bw_Bps: expected a number > 0, got \"500e9\""));
+  CHECK_THAT(error_of(load_text(dir, R"({"name": 3})")), Contains("name: expected a string"));
+  CHECK_THAT(error_of(load_text(dir, R"({"notes": 3})")), Contains("notes: expected a string or an array"));
+  CHECK_THAT(error_of(load_text(dir, R"({"sources": "paper"})")), Contains("sources: expected an object"));
+}
+
+TEST_CASE("Hardware: gpus_per_node below 1, above 64 or fractional -> rejected", "[unit]") {
+  ScratchDir dir;
+  for (const char* bad : {"0", "-8", "65", "2.5"}) {
+    INFO(bad);
+    CHECK_THAT(error_of(load_text(dir, std::string(R"({"gpus_per_node": )") + bad + "}")),
+               Contains("gpus_per_node: expected an integer in [1, 64], got " + std::string(bad)));
+  }
+  CHECK(load_text(dir, R"({"gpus_per_node": 1})"));
+  CHECK(load_text(dir, R"({"gpus_per_node": 64})"));
+}
+
+TEST_CASE("Hardware: zero or negative bandwidth, FLOP/s or HBM -> rejected with the field", "[unit]") {
+  ScratchDir dir;
+  const char* cases[][2] = {
+      {R"({"cnic": {"bw_Bps": 0}})", "cnic.bw_Bps: expected a number > 0, got 0"},
+      {R"({"snic": {"bw_Bps": -50e9}})", "snic.bw_Bps: expected a number > 0, got -5"},
+      {R"({"dram": {"bw_Bps": 0}})", "dram.bw_Bps: expected a number > 0"},
+      {R"({"gpu": {"flops": 0}})", "gpu.flops: expected a number > 0"},
+      {R"({"gpu": {"hbm_bytes": -1}})", "gpu.hbm_bytes: expected a number > 0"},
+      {R"({"gpu": {"hbm_bw_Bps": 0}})", "gpu.hbm_bw_Bps: expected a number > 0"},
+      {R"({"pcie": {"bw_Bps": -1}})", "pcie.bw_Bps: expected a number >= 0"},
+      {R"({"storage": {"bw_per_node_Bps": -1}})", "storage.bw_per_node_Bps: expected a number >= 0"},
+      {R"({"link_latency_s": -1e-6})", "link_latency_s: expected a number >= 0"},
+      {R"({"cnic": {"bw_Bps": 1e30}})", "cnic.bw_Bps: expected a number > 0"},
+  };
+  for (const auto& c : cases) {
+    INFO(c[0]);
+    CHECK_THAT(error_of(load_text(dir, c[0])), Contains(c[1]));
+  }
+}
+
+TEST_CASE("Hardware: PCIe and storage bandwidth 0 -> accepted as 'not modelled'", "[unit]") {
+  ScratchDir dir;
+  auto hw = load_text(dir, R"({"pcie": {"bw_Bps": 0}, "storage": {"bw_per_node_Bps": 0}})");
+  REQUIRE(hw);
+  CHECK(hw->pcie_bw_Bps == 0);
+  CHECK(hw->storage_bw_per_node_Bps == 0);
+}
+
+TEST_CASE("Hardware: storage efficiency 0 or above 1 -> rejected, 0.85 accepted", "[unit]") {
+  ScratchDir dir;
+  CHECK_THAT(error_of(load_text(dir, R"({"storage": {"efficiency": 0}})")),
+             Contains("storage.efficiency: expected a number > 0 and <= 1, got 0"));
+  CHECK_THAT(error_of(load_text(dir, R"({"storage": {"efficiency": 1.5}})")),
+             Contains("storage.efficiency: expected a number > 0 and <= 1, got 1.5"));
+  auto hw = load_text(dir, R"({"storage": {"efficiency": 0.85}})");
+  REQUIRE(hw);
+  CHECK(hw->storage_efficiency == 0.85);
+}
+
+TEST_CASE("Hardware: missing file, directory, malformed JSON -> errors naming the file", "[unit]") {
+  ScratchDir dir;
+  CHECK_THAT(error_of(load_hardware(dir.path("nope.json"))),
+             Contains(dir.path("nope.json") + ": cannot open"));
+  CHECK_THAT(error_of(load_hardware(dir.dir())),
+             Contains(dir.dir() + ": expected a JSON file, got a directory"));
+  CHECK_THAT(error_of(load_text(dir, "{\n  \"gpus_per_node\": 8,\n}")),
+             Contains(dir.path("hw.json") + ":3:") && Contains("malformed JSON"));
+  CHECK_THAT(error_of(load_text(dir, "[1, 2]")), Contains("expected a JSON object at the top level"));
+}

@@ -1,0 +1,356 @@
+#include "sim/config/scenario.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "sim/policy/names.h"
+#include "tests/unit/config/config_fixtures.h"
+
+using Catch::Matchers::Contains;
+using sim::config::load_scenario;
+using sim::config::ScenarioConfig;
+using sim::config::testing::data_file;
+using sim::config::testing::error_of;
+using sim::config::testing::ScratchDir;
+
+namespace {
+
+// A scenario in a scratch directory whose hardware and model are the fixtures, by absolute path, plus
+// `extra` (a JSON object body without braces, e.g. R"("cluster": {"prefill_nodes": 3})").
+std::string scenario_text(const std::string& extra = "") {
+  std::string text = "{\"hardware\": \"" + data_file("tiny-hw.json") + "\", \"model\": \"" +
+                     data_file("tiny-model.json") + "\"";
+  if (!extra.empty()) text += ", " + extra;
+  return text + "}";
+}
+
+// Loads scenario_text(extra) written as <dir>/s.json, with `overrides`.
+sim::StatusOr<ScenarioConfig> load_with(const ScratchDir& dir, const std::string& extra,
+                                        const std::vector<std::string>& overrides = {}) {
+  return load_scenario(dir.write("s.json", scenario_text(extra)), overrides);
+}
+
+std::string list(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("Scenario: only hardware and model given -> every default of the structs", "[unit]") {
+  auto sc = load_scenario(data_file("minimal.json"), {});
+  REQUIRE(error_of(sc) == "");
+  const ScenarioConfig def;
+  CHECK(sc->file == data_file("minimal.json"));
+  CHECK(sc->name == "minimal");
+  CHECK(sc->description.empty());
+  CHECK(sc->cluster.prefill_nodes == def.cluster.prefill_nodes);
+  CHECK(sc->cluster.decode_nodes == def.cluster.decode_nodes);
+  CHECK(sc->cluster.dram_buffer_bytes == def.cluster.dram_buffer_bytes);
+  CHECK(sc->workload.mode == def.workload.mode);
+  CHECK(sc->workload.trace.empty());
+  CHECK(sc->workload.generator.dataset == def.workload.generator.dataset);
+  CHECK(sc->workload.generator.trajectories == def.workload.generator.trajectories);
+  CHECK(sc->workload.generator.seed == def.workload.generator.seed);
+  CHECK(sc->workload.agents == def.workload.agents);
+  CHECK(sc->workload.max_turns == def.workload.max_turns);
+  CHECK(sc->workload.aps == def.workload.aps);
+  CHECK(sc->policy.read_path == def.policy.read_path);
+  CHECK(sc->policy.scheduler == def.policy.scheduler);
+  CHECK(sc->policy.layerwise == def.policy.layerwise);
+  CHECK(sc->policy.batching == def.policy.batching);
+  CHECK(sc->policy.compute_quota_s == def.policy.compute_quota_s);
+  CHECK(sc->policy.fetch_period_s == def.policy.fetch_period_s);
+  CHECK(sc->policy.persist_block_tokens == def.policy.persist_block_tokens);
+  CHECK(sc->policy.persist_append == def.policy.persist_append);
+  CHECK(sc->sim.layer_group == def.sim.layer_group);
+  CHECK(sc->sim.read_depth == def.sim.read_depth);
+  CHECK(sc->sim.time_limit_s == def.sim.time_limit_s);
+  CHECK(sc->sim.progress == def.sim.progress);
+  CHECK(sc->outputs.results == def.outputs.results);
+  CHECK(sc->outputs.timeseries_interval_s == def.outputs.timeseries_interval_s);
+  CHECK(sc->outputs.window_s == def.outputs.window_s);
+  CHECK(sc->seed == def.seed);
+  // The referenced files are resolved next to the scenario and loaded.
+  CHECK(sc->hardware_file == data_file("tiny-hw.json"));
+  CHECK(sc->model_file == data_file("tiny-model.json"));
+  CHECK(sc->hardware.gpus_per_node == 2);
+  CHECK(sc->model.file == data_file("tiny-model.json"));
+}
+
+TEST_CASE("Scenario: resolved JSON -> every field with its default, references as written", "[unit]") {
+  auto sc = load_scenario(data_file("minimal.json"), {});
+  REQUIRE(sc);
+  const nlohmann::json& r = sc->resolved;
+  std::vector<std::string> keys;
+  for (auto it = r.begin(); it != r.end(); ++it) keys.push_back(it.key());
+  CHECK(keys == std::vector<std::string>{"cluster", "description", "hardware", "model", "name", "outputs",
+                                         "policy", "seed", "sim", "workload"});
+  CHECK(r["hardware"] == "tiny-hw.json");
+  CHECK(r["model"] == "tiny-model.json");
+  CHECK(r["name"] == "minimal");
+  CHECK(r["cluster"]["prefill_nodes"] == 2);
+  CHECK(r["cluster"]["dram_buffer_bytes"] == 80e9);
+  CHECK(r["workload"]["generator"]["dataset"] == "64k");
+  CHECK(r["workload"]["trace"] == "");
+  CHECK(r["policy"]["read_path"] == "dualpath");
+  CHECK(r["policy"]["layerwise"] == true);
+  CHECK(r["sim"]["read_depth"] == 4);
+  CHECK(r["outputs"]["window_s"] == 1.0);
+  CHECK(r["seed"] == 1);
+  CHECK(r["policy"].size() == 8);
+  CHECK(r["sim"].size() == 4);
+  CHECK(r["workload"].size() == 6);
+}
+
+TEST_CASE("Scenario: resolved JSON loaded again -> the same resolved JSON", "[unit]") {
+  ScratchDir dir;
+  auto first = load_with(dir, R"("cluster": {"decode_nodes": 7}, "policy": {"read_path": "pe"})",
+                         {"sim.read_depth=9", "workload.mode=online"});
+  REQUIRE(first);
+  auto second = load_scenario(dir.write("again.json", first->resolved.dump(2)), {});
+  REQUIRE(error_of(second) == "");
+  nlohmann::json a = first->resolved, b = second->resolved;
+  a.erase("name");
+  b.erase("name");
+  CHECK(a == b);
+  CHECK(second->sim.read_depth == 9);
+  CHECK(second->cluster.decode_nodes == 7);
+}
+
+TEST_CASE("Scenario: --set overrides -> applied in order, typed as JSON, later wins", "[unit]") {
+  ScratchDir dir;
+  auto sc = load_with(dir, R"("cluster": {"prefill_nodes": 1})",
+                      {"cluster.prefill_nodes=3", "policy.read_path=pe", "policy.layerwise=false",
+                       "workload.generator.dataset=32k", "seed=7", "sim.time_limit_s=1e3",
+                       "description=a what-if", "cluster.prefill_nodes=5"});
+  REQUIRE(error_of(sc) == "");
+  CHECK(sc->cluster.prefill_nodes == 5);
+  CHECK(sc->policy.read_path == "pe");
+  CHECK(sc->policy.layerwise == false);
+  CHECK(sc->workload.generator.dataset == "32k");
+  CHECK(sc->seed == 7);
+  CHECK(sc->sim.time_limit_s == 1000);
+  CHECK(sc->description == "a what-if");
+  CHECK(sc->resolved["cluster"]["prefill_nodes"] == 5);
+}
+
+TEST_CASE("Scenario: a bad --set value -> error names the file, the --set and the field", "[unit]") {
+  ScratchDir dir;
+  std::string file = dir.path("s.json");
+  CHECK(error_of(load_with(dir, "", {"cluster.prefill_nodes=-2"})) ==
+        file + ": --set cluster.prefill_nodes=-2: cluster.prefill_nodes: expected an integer >= 1, got -2");
+  CHECK_THAT(
+      error_of(load_with(dir, "", {"cluster.prefill_nodes=abc"})),
+      Contains(
+          "--set cluster.prefill_nodes=abc: cluster.prefill_nodes: expected an integer >= 1, got \"abc\""));
+  CHECK_THAT(error_of(load_with(dir, "", {"policy.layerwise=yes"})),
+             Contains("--set policy.layerwise=yes: policy.layerwise: expected true or false, got \"yes\""));
+  CHECK_THAT(error_of(load_with(dir, "", {"cluster.prefil_nodes=3"})),
+             Contains(file + ": --set cluster.prefil_nodes=3: cluster.prefil_nodes: unknown key"));
+  CHECK_THAT(error_of(load_with(dir, "", {"cluster=5"})),
+             Contains("--set cluster=5: cluster: expected an object"));
+  CHECK_THAT(error_of(load_with(dir, "", {"cluster={\"decode_nodes\": 0}"})),
+             Contains("--set cluster={\"decode_nodes\": 0}: cluster.decode_nodes: expected an integer >= 1"));
+  CHECK_THAT(error_of(load_with(dir, "", {"noequals"})),
+             Contains(file + ": --set noequals: expected key.path=value"));
+  CHECK_THAT(error_of(load_with(dir, "", {"hardware=nope"})),
+             Contains("--set hardware=nope: hardware: cannot open models/hardware/nope.json: no such file"));
+}
+
+TEST_CASE("Scenario: an error in the file while other fields are overridden -> not blamed on --set",
+          "[unit]") {
+  ScratchDir dir;
+  std::string msg =
+      error_of(load_with(dir, R"("cluster": {"decode_nodes": 0})", {"cluster.prefill_nodes=3"}));
+  CHECK(msg == dir.path("s.json") + ": cluster.decode_nodes: expected an integer >= 1, got 0");
+}
+
+TEST_CASE("Scenario: unknown keys -> rejected with the JSON path", "[unit]") {
+  ScratchDir dir;
+  std::string file = dir.path("s.json");
+  CHECK_THAT(error_of(load_with(dir, R"("clusters": {})")), Contains(file + ": clusters: unknown key"));
+  CHECK_THAT(error_of(load_with(dir, R"("policy": {"readpath": "pe"})")),
+             Contains(file + ": policy.readpath: unknown key") && Contains("read_path"));
+  CHECK_THAT(error_of(load_with(dir, R"("workload": {"generator": {"size": 3}})")),
+             Contains(file + ": workload.generator.size: unknown key"));
+  CHECK_THAT(error_of(load_with(dir, R"("sim": {"time_limit": 5})")),
+             Contains("sim.time_limit: unknown key"));
+}
+
+TEST_CASE("Scenario: wrong JSON types -> rejected with what was expected and found", "[unit]") {
+  ScratchDir dir;
+  const char* cases[][2] = {
+      {R"("cluster": {"prefill_nodes": "2"})", "cluster.prefill_nodes: expected an integer >= 1, got \"2\""},
+      {R"("cluster": {"prefill_nodes": 1.5})", "cluster.prefill_nodes: expected an integer >= 1, got 1.5"},
+      {R"("workload": {"aps": "1"})", "workload.aps: expected a number > 0, got \"1\""},
+      {R"("policy": {"layerwise": 1})", "policy.layerwise: expected true or false, got 1"},
+      {R"("sim": [])", "sim: expected an object, got []"},
+      {R"("name": 4)", "name: expected a string, got 4"},
+      {R"("outputs": {"results": false})", "outputs.results: expected a string, got false"},
+  };
+  for (const auto& c : cases) {
+    INFO(c[0]);
+    CHECK_THAT(error_of(load_with(dir, c[0])), Contains(dir.path("s.json") + ": " + c[1]));
+  }
+  CHECK_THAT(error_of(load_scenario(dir.write("t.json", R"({"hardware": 5, "model": "m"})"), {})),
+             Contains("hardware: expected a string, got 5"));
+}
+
+TEST_CASE("Scenario: zero or negative where positive is required -> rejected", "[unit]") {
+  ScratchDir dir;
+  const char* cases[][2] = {
+      {R"("cluster": {"prefill_nodes": 0})", "cluster.prefill_nodes: expected an integer >= 1, got 0"},
+      {R"("cluster": {"decode_nodes": -1})", "cluster.decode_nodes: expected an integer >= 1, got -1"},
+      {R"("cluster": {"dram_buffer_bytes": 0})", "cluster.dram_buffer_bytes: expected a number > 0"},
+      {R"("workload": {"agents": 0})", "workload.agents: expected an integer >= 1"},
+      {R"("workload": {"max_turns": -1})", "workload.max_turns: expected an integer >= 0"},
+      {R"("workload": {"aps": 0})", "workload.aps: expected a number > 0"},
+      {R"("workload": {"generator": {"trajectories": 0}})",
+       "workload.generator.trajectories: expected an integer >= 1"},
+      {R"("workload": {"generator": {"seed": -1}})", "workload.generator.seed: expected an integer >= 0"},
+      {R"("policy": {"compute_quota_s": 0})", "policy.compute_quota_s: expected a number > 0"},
+      {R"("policy": {"fetch_period_s": -0.1})", "policy.fetch_period_s: expected a number > 0"},
+      {R"("policy": {"persist_block_tokens": 0})", "policy.persist_block_tokens: expected an integer >= 1"},
+      {R"("sim": {"read_depth": 0})", "sim.read_depth: expected an integer >= 1"},
+      {R"("sim": {"layer_group": -1})", "sim.layer_group: expected an integer >= 0"},
+      {R"("sim": {"time_limit_s": -1})", "sim.time_limit_s: expected a number >= 0"},
+      {R"("outputs": {"timeseries_interval_s": -1})",
+       "outputs.timeseries_interval_s: expected a number >= 0"},
+      {R"("outputs": {"window_s": 0})", "outputs.window_s: expected a number > 0"},
+      {R"("seed": -3)", "seed: expected an integer >= 0, got -3"},
+      {R"("workload": {"agents": 3e9})", "workload.agents: expected an integer >= 1 and <= 2147483647"},
+  };
+  for (const auto& c : cases) {
+    INFO(c[0]);
+    CHECK_THAT(error_of(load_with(dir, c[0])), Contains(dir.path("s.json") + ": " + c[1]));
+  }
+  // Zero is a valid value where it means "none" or "automatic".
+  auto sc = load_with(
+      dir, R"("sim": {"layer_group": 0, "time_limit_s": 0}, "outputs": {"timeseries_interval_s": 0})");
+  CHECK(error_of(sc) == "");
+}
+
+TEST_CASE("Scenario: hardware or model missing -> required-field errors", "[unit]") {
+  ScratchDir dir;
+  CHECK_THAT(
+      error_of(load_scenario(dir.write("a.json", R"({"model": "m"})"), {})),
+      Contains(dir.path("a.json") + ": hardware: expected a string, got nothing (the field is missing)"));
+  CHECK_THAT(error_of(load_scenario(dir.write("b.json", R"({"hardware": "hopper-8x400g"})"), {})),
+             Contains(dir.path("b.json") + ": model: expected a string, got nothing"));
+  CHECK_THAT(error_of(load_scenario(dir.write("c.json", R"({"hardware": "", "model": "m"})"), {})),
+             Contains(dir.path("c.json") + ": hardware: expected a hardware file path or name"));
+}
+
+TEST_CASE("Scenario: unknown policy or enum value -> error lists the valid names", "[unit]") {
+  ScratchDir dir;
+  CHECK_THAT(error_of(load_with(dir, R"("policy": {"read_path": "fast"})")),
+             Contains("policy.read_path: expected one of " + list(sim::policy::read_path_names()) +
+                      ", got \"fast\""));
+  CHECK_THAT(error_of(load_with(dir, "", {"policy.scheduler=magic"})),
+             Contains("--set policy.scheduler=magic: policy.scheduler: expected one of " +
+                      list(sim::policy::scheduler_names())));
+  CHECK_THAT(error_of(load_with(dir, R"("policy": {"batching": "lifo"})")),
+             Contains("policy.batching: expected one of quota, fifo"));
+  CHECK_THAT(error_of(load_with(dir, R"("workload": {"mode": "batch"})")),
+             Contains("workload.mode: expected one of offline, online"));
+  CHECK_THAT(error_of(load_with(dir, R"("workload": {"generator": {"dataset": "128k"}})")),
+             Contains("workload.generator.dataset: expected one of 32k, 48k, 64k"));
+  // Every registered name is accepted.
+  for (const auto& name : sim::policy::read_path_names())
+    CHECK(load_with(dir, "", {"policy.read_path=" + name}));
+  for (const auto& name : sim::policy::scheduler_names())
+    CHECK(load_with(dir, "", {"policy.scheduler=" + name}));
+}
+
+TEST_CASE("Scenario: relative references -> scenario directory first, then the project root", "[unit]") {
+  ScratchDir dir;
+  dir.write("sub/hw/local.json", R"({"gpus_per_node": 3})");
+  std::string s = dir.write("sub/s.json",
+                            R"({"hardware": "hw/local.json", "model": "tests/data/config/tiny-model.json"})");
+  auto sc = load_scenario(s, {});
+  REQUIRE(error_of(sc) == "");
+  CHECK(sc->hardware_file == dir.path("sub/hw/local.json"));
+  CHECK(sc->hardware.gpus_per_node == 3);
+  CHECK(std::filesystem::equivalent(sc->model_file, data_file("tiny-model.json")));
+  CHECK(sc->resolved["hardware"] == "hw/local.json");
+}
+
+TEST_CASE("Scenario: a bare hardware name -> models/hardware/<name>.json", "[unit]") {
+  ScratchDir dir;
+  std::string s = dir.write(
+      "s.json", "{\"hardware\": \"hopper-8x400g\", \"model\": \"" + data_file("tiny-model.json") + "\"}");
+  auto sc = load_scenario(s, {});
+  REQUIRE(error_of(sc) == "");
+  CHECK(std::filesystem::equivalent(sc->hardware_file,
+                                    std::string(DPSIM_SOURCE_DIR) + "/models/hardware/hopper-8x400g.json"));
+  CHECK(sc->hardware.name == "hopper-8x400g");
+  CHECK(sc->hardware.gpus_per_node == 8);
+}
+
+TEST_CASE("Scenario: missing referenced files -> error names the scenario, the field and the file",
+          "[unit]") {
+  ScratchDir dir;
+  std::string file = dir.path("s.json");
+  CHECK(error_of(load_scenario(dir.write("s.json", R"({"hardware": "nope", "model": "m"})"), {})) ==
+        file + ": hardware: cannot open models/hardware/nope.json: no such file");
+  std::string hw = data_file("tiny-hw.json");
+  CHECK(error_of(load_scenario(dir.write("s.json", "{\"hardware\": \"" + hw + "\", \"model\": \"nope\"}"),
+                               {})) == file + ": model: cannot open models/llm/nope.json: no such file");
+  CHECK(error_of(load_scenario(dir.write("s.json", "{\"hardware\": \"" + hw + "\", \"model\": \"x/y.json\"}"),
+                               {})) == file + ": model: cannot open x/y.json: no such file");
+  CHECK(error_of(load_with(dir, R"("workload": {"trace": "traces/none.jsonl"})")) ==
+        file + ": workload.trace: cannot open traces/none.jsonl: no such file");
+  dir.write("hwdir/x", "");
+  CHECK_THAT(error_of(load_scenario(dir.write("s.json", R"({"hardware": "hwdir/", "model": "m"})"), {})),
+             Contains(file + ": hardware: ") && Contains("is a directory"));
+}
+
+TEST_CASE("Scenario: a trace next to the scenario -> resolved path in the config, as written in resolved",
+          "[unit]") {
+  ScratchDir dir;
+  dir.write("t.jsonl", "");
+  auto sc = load_with(dir, R"("workload": {"trace": "t.jsonl"})");
+  REQUIRE(error_of(sc) == "");
+  CHECK(sc->workload.trace == dir.path("t.jsonl"));
+  CHECK(sc->resolved["workload"]["trace"] == "t.jsonl");
+}
+
+TEST_CASE("Scenario: an invalid hardware file -> scenario file, field, hardware file and JSON path",
+          "[unit]") {
+  ScratchDir dir;
+  std::string hw = dir.write("bad-hw.json", R"({"cnic": {"bw_Bps": -1}})");
+  std::string s = dir.write(
+      "s.json", "{\"hardware\": \"bad-hw.json\", \"model\": \"" + data_file("tiny-model.json") + "\"}");
+  CHECK_THAT(error_of(load_scenario(s, {})),
+             Contains(s + ": hardware: " + hw + ": cnic.bw_Bps: expected a number > 0, got -1"));
+}
+
+TEST_CASE("Scenario: weights that do not fit in HBM -> error names the model and hardware files", "[unit]") {
+  ScratchDir dir;
+  std::string s = dir.write("s.json", "{\"hardware\": \"" + data_file("tiny-hw.json") + "\", \"model\": \"" +
+                                          data_file("huge-model.json") + "\"}");
+  std::string msg = error_of(load_scenario(s, {}));
+  CHECK_THAT(msg, Contains(s + ": model: the weights of " + data_file("huge-model.json")) &&
+                      Contains("do not fit in the HBM of " + data_file("tiny-hw.json")));
+}
+
+TEST_CASE("Scenario: layer_group larger than the model's layers -> rejected", "[unit]") {
+  ScratchDir dir;
+  auto ok = load_with(dir, R"("sim": {"layer_group": 4})");
+  REQUIRE(error_of(ok) == "");
+  REQUIRE(ok->model.layers == 4);
+  CHECK_THAT(error_of(load_with(dir, R"("sim": {"layer_group": 5})")),
+             Contains("sim.layer_group: expected an integer in [0, 4]"));
+}
+
+TEST_CASE("Scenario: missing file, directory, malformed JSON -> errors naming the scenario file", "[unit]") {
+  ScratchDir dir;
+  CHECK_THAT(error_of(load_scenario(dir.path("none.json"), {})),
+             Contains(dir.path("none.json") + ": cannot open"));
+  CHECK_THAT(error_of(load_scenario(dir.dir(), {})),
+             Contains(dir.dir() + ": expected a JSON file, got a directory"));
+  CHECK_THAT(error_of(load_scenario(dir.write("m.json", "{\"hardware\": \"x\",, }"), {})),
+             Contains(dir.path("m.json") + ":1:") && Contains("malformed JSON"));
+}
