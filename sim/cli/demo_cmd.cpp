@@ -34,7 +34,7 @@ std::string quote(const std::string& s) {
 void add_demo_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("demo", "The default scenario with Basic and DualPath side by side");
   static std::string scenario = "scenarios/paper/ds660b-64k.json";
-  static std::vector<std::string> sets = {"workload.agents=512", "workload.max_turns=24"};
+  static std::vector<std::string> sets = {"workload.agents=512"};
   static std::string out_dir = "out/demo";
   cmd->add_option("--scenario", scenario, "Scenario JSON")->capture_default_str();
   cmd->add_option("--set", sets, "Overrides applied to both runs")->capture_default_str();

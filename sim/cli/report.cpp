@@ -37,18 +37,18 @@ std::string summary_table(const nlohmann::json& r) {
 
 std::string compare_table(const std::vector<std::string>& names, const std::vector<nlohmann::json>& rs) {
   std::string s = fmt::format("{:<28}", "");
-  for (const auto& n : names) s += fmt::format("{:>14}", n);
+  for (const auto& n : names) s += fmt::format("{:>21}", n);
   s += "\n";
   auto row = [&](const std::string& label, auto value) {
     s += fmt::format("{:<28}", label);
-    for (const auto& r : rs) s += fmt::format("{:>14}", value(r));
+    for (const auto& r : rs) s += fmt::format("{:>21}", value(r));
     s += "\n";
   };
   row("JCT (s)", [](const nlohmann::json& r) { return fmt::format("{:.1f}", num(r, "summary", "jct_s")); });
   row("TTFT mean (s)",
       [](const nlohmann::json& r) { return fmt::format("{:.2f}", num(r, "summary", "ttft_s", "mean")); });
   row("bottleneck", [](const nlohmann::json& r) { return r["bottleneck"]["resource"].get<std::string>(); });
-  for (const char* k : {"prefill.snic.in", "decode.snic.in", "decode.snic.out", "prefill.cnic.read",
+  for (const char* k : {"prefill.storage.read", "decode.storage.read", "prefill.snic.in", "decode.snic.in", "decode.snic.out", "prefill.cnic.read",
                         "prefill.cnic.write", "decode.cnic.read", "decode.cnic.write", "prefill.dram.shared",
                         "decode.dram.shared", "prefill.gpu.compute", "decode.gpu.compute"}) {
     row(std::string(k) + " (%)",

@@ -4,6 +4,7 @@
 #include <xbt/log.h>
 
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <simgrid/s4u.hpp>
 
@@ -51,6 +52,23 @@ void link_views(const metrics::LinkStats& ls, nlohmann::json& resources,
   }
 }
 
+// A progress line on stderr (sim time, turns, ETA), at most every 2 s of wall time, from 3 s on.
+void start_progress(const engine::Recorder& rec, int64_t total, std::chrono::steady_clock::time_point wall0) {
+  engine::spawn_daemon("progress", sg4::Host::by_name("n0.dram"), [&rec, total, wall0]() {
+    double last_print = 0;
+    while (true) {
+      engine::sleep_for(5.0);
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+      if (wall < 3 || wall - last_print < 2) continue;
+      last_print = wall;
+      const double done = static_cast<double>(rec.turns_completed);
+      const double eta = done > 0 ? wall * (total - done) / done : 0;
+      std::fprintf(stderr, "\r  sim %.0f s  turns %lld/%lld  wall %.0f s  ETA %.0f s   ", engine::now(),
+                   static_cast<long long>(rec.turns_completed), static_cast<long long>(total), wall, eta);
+    }
+  });
+}
+
 }  // namespace
 
 StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
@@ -86,8 +104,11 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   engine::Cluster cluster(sc, h, agents, std::move(*scheduler), std::move(*read_path), &rec, &links);
   links.start_sampler();
   cluster.start();
+  if (sc.sim.progress) start_progress(rec, totals.turns, wall0);
   e.run();
   const double end = engine::now();
+  if (sc.sim.progress && std::chrono::steady_clock::now() - wall0 > std::chrono::seconds(3))
+    std::fprintf(stderr, "\n");
   links.finish(end);
 
   // Results.
@@ -135,9 +156,11 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   j["resources"] = resources;
   std::string best;
   double best_u = -1;
+  // The bottleneck is the resource class with the highest mean utilisation. A decode GPU's busy fraction
+  // (time with a non-empty batch) says nothing about saturation, so it is reported but not a candidate.
   for (auto& [k, v] : cls) {
     v /= cls_n[k];
-    if (v > best_u) {
+    if (k != "decode.gpu.compute" && v > best_u) {
       best_u = v;
       best = k;
     }
