@@ -6,7 +6,8 @@
 // so comms in flight stay O(DEs) per PE whatever the batch size.
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <utility>
+#include <vector>
 
 #include "sim/cost/compute_model.h"
 #include "sim/engine/cluster.h"
@@ -23,7 +24,22 @@ struct Item {
   cost::Chunk chunk;
 };
 
-using Flows = std::map<std::pair<sg4::Host*, sg4::Host*>, double>;
+// Bytes per (source, destination), in first-use order: the order comms start in must not depend on
+// pointer values, or runs would differ from one process to the next.
+class Flows {
+ public:
+  double& operator[](std::pair<sg4::Host*, sg4::Host*> ends) {
+    for (auto& f : flows_)
+      if (f.first == ends) return f.second;
+    flows_.emplace_back(ends, 0.0);
+    return flows_.back().second;
+  }
+  auto begin() const { return flows_.begin(); }
+  auto end() const { return flows_.end(); }
+
+ private:
+  std::vector<std::pair<std::pair<sg4::Host*, sg4::Host*>, double>> flows_;
+};
 
 void start_all(metrics::LinkStats& links, const Flows& flows, double scale,
                std::vector<metrics::LinkStats::Handle>& out) {

@@ -1,0 +1,63 @@
+// Read-path policies on hand-built views.
+#include <catch2/catch.hpp>
+
+#include "sim/policy/registry.h"
+
+namespace {
+
+using namespace sim::policy;
+
+ClusterView two_nodes(double q_pe, double q_de) {
+  ClusterView v;
+  v.pes = {{0, 0, 0, 0, 0}};
+  v.des = {{0, 1, 0, 0, 0}};
+  v.read_q = {q_pe, q_de};
+  return v;
+}
+
+ReadDecision decide(const std::string& name, double q_pe, double q_de, double hit = 1000) {
+  auto p = make_read_path(name);
+  REQUIRE(p.is_ok());
+  const ClusterView v = two_nodes(q_pe, q_de);
+  return (*p)->choose({1, hit, 100, 10}, v.pes[0], v.des[0], v);
+}
+
+}  // namespace
+
+TEST_CASE("ReadPath pe: any queues -> everything through the PE node", "[unit]") {
+  CHECK(decide("pe", 0, 1e9).pe_fraction == 1.0);
+  CHECK(decide("pe", 1e9, 0).pe_fraction == 1.0);
+  CHECK_FALSE(decide("pe", 0, 0).zero_cost);
+}
+
+TEST_CASE("ReadPath de: any queues -> everything through the DE node", "[unit]") {
+  CHECK(decide("de", 0, 1e9).pe_fraction == 0.0);
+  CHECK(decide("de", 1e9, 0).pe_fraction == 0.0);
+}
+
+TEST_CASE("ReadPath dualpath: the shorter read queue wins; a tie goes to the PE", "[unit]") {
+  CHECK(decide("dualpath", 10, 20).pe_fraction == 1.0);
+  CHECK(decide("dualpath", 20, 10).pe_fraction == 0.0);
+  CHECK(decide("dualpath", 5, 5).pe_fraction == 1.0);
+}
+
+TEST_CASE("ReadPath split: shares even out the two queues", "[unit]") {
+  // Equal queues: half each. PE queue 1000 tokens longer with 1000 hit tokens: all to the DE.
+  CHECK(decide("split", 0, 0, 1000).pe_fraction == Approx(0.5));
+  CHECK(decide("split", 1000, 0, 1000).pe_fraction == Approx(0.0));
+  CHECK(decide("split", 0, 1000, 1000).pe_fraction == Approx(1.0));
+  // PE queue 500 longer: f = (0 - 500 + 1000) / 2000 = 0.25; both queues end at 750.
+  const double f = decide("split", 500, 0, 1000).pe_fraction;
+  CHECK(f == Approx(0.25));
+  CHECK(500 + f * 1000 == Approx(0 + (1 - f) * 1000));
+}
+
+TEST_CASE("ReadPath oracle: transfers are free", "[unit]") {
+  CHECK(decide("oracle", 0, 0).zero_cost);
+}
+
+TEST_CASE("ReadPath registry: an unknown name -> error listing the valid names", "[unit]") {
+  auto p = make_read_path("nope");
+  REQUIRE_FALSE(p.is_ok());
+  CHECK_THAT(p.status().message(), Catch::Contains("nope") && Catch::Contains("dualpath"));
+}
