@@ -8,6 +8,7 @@
 
 #include "sim/config/json_util.h"
 #include "sim/core/paths.h"
+#include "sim/cost/compute_model.h"
 #include "sim/policy/names.h"
 
 namespace sim::config {
@@ -122,15 +123,22 @@ StatusOr<std::string> resolve_reference(const std::string& scenario_file, const 
 Status cross_check(const ScenarioConfig& sc) {
   const ModelSpec& m = sc.model;
   const HardwareSpec& hw = sc.hardware;
-  double weights = m.weight_bytes_per_gpu();  // total/shards (+ replicated part) x bytes per param
-  if (weights + m.hbm_reserve_bytes >= hw.gpu_hbm_bytes) {
-    return Status::error(
-        fmt::format("{}: model: the weights of {} do not fit in the HBM of {}: ", sc.file, sc.model_file,
-                    sc.hardware_file) +
-        fmt::format("{:.4g} GB of weights per GPU ({:g} params, {:g} B each, {} shards)", weights / 1e9,
-                    m.total_params, m.weight_bytes_per_param, m.weight_shards) +
-        fmt::format(" + {:.4g} GB reserve >= {:.4g} GB of HBM per GPU, leaving no room for KV cache",
-                    m.hbm_reserve_bytes / 1e9, hw.gpu_hbm_bytes / 1e9));
+  // Weights per GPU on each role, sharded as the engines shard them (cost::weight_shards_for_role).
+  const std::pair<const char*, int> roles[2] = {{"prefill", sc.cluster.prefill_nodes},
+                                                {"decode", sc.cluster.decode_nodes}};
+  for (const auto& [role, nodes] : roles) {
+    const int shards = cost::weight_shards_for_role(m, nodes * hw.gpus_per_node);
+    const double weights = m.weight_bytes_per_gpu(shards);
+    if (weights + m.hbm_reserve_bytes >= hw.gpu_hbm_bytes) {
+      return Status::error(
+          fmt::format(
+              "{}: cluster.{}_nodes: the weights of {} do not fit in the HBM of {} on {} {} node(s): ",
+              sc.file, role, sc.model_file, sc.hardware_file, nodes, role) +
+          fmt::format("{:.4g} GB of weights per GPU ({:g} params, {:g} B each, {} shards)", weights / 1e9,
+                      m.total_params, m.weight_bytes_per_param, shards) +
+          fmt::format(" + {:.4g} GB reserve >= {:.4g} GB of HBM per GPU, leaving no room for KV cache",
+                      m.hbm_reserve_bytes / 1e9, hw.gpu_hbm_bytes / 1e9));
+    }
   }
   if (sc.sim.layer_group > m.layers) {
     return Status::error(

@@ -143,4 +143,8 @@ double cache_compute_ratio_gb_per_pflop(const config::ModelSpec& m, double conte
   return gb / pflop;
 }
 
+int weight_shards_for_role(const config::ModelSpec& m, int role_gpus) {
+  return m.weight_shards > 1 ? role_gpus : 1;
+}
+
 }  // namespace sim::cost

@@ -74,6 +74,10 @@ double decode_step_time_s(const config::ModelSpec& m, const config::HardwareSpec
 // EP/TP group size.
 double hbm_kv_bytes_per_gpu(const config::ModelSpec& m, const config::HardwareSpec& hw);
 double hbm_kv_bytes_per_gpu(const config::ModelSpec& m, const config::HardwareSpec& hw, int weight_shards);
+// The weight shards of a model on one role (prefill or decode) of `role_gpus` GPUs: an expert-parallel
+// model (weight_shards > 1) spreads its sharded weights over every GPU of the role; a model with
+// weight_shards = 1 holds a whole copy per GPU.
+int weight_shards_for_role(const config::ModelSpec& m, int role_gpus);
 
 // ---- Cache-compute ratio (DualPath §3, Table 1; PAPER.md §3.4) ----
 // GB/PFLOP: (context x main_kv_bytes_per_token / 1e9) / (prefill_flops({context, append}) / 1e15).

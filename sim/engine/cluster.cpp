@@ -33,12 +33,11 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
   const int k =
       sc.sim.layer_group > 0 ? sc.sim.layer_group : (m.layers + kAutoLayerGroups - 1) / kAutoLayerGroups;
   layer_groups_ = (m.layers + k - 1) / k;
-  // Expert-parallel models spread their sharded weights over every GPU of a role (EP across the role's
-  // nodes); a model with weight_shards = 1 holds a whole copy per GPU.
   const int g_all = h.gpus_per_node;
-  auto shards = [&](int nodes) { return m.weight_shards > 1 ? nodes * g_all : 1; };
-  pe_hbm_kv_ = cost::hbm_kv_bytes_per_gpu(m, sc.hardware, shards(h.prefill_nodes));
-  de_hbm_kv_ = cost::hbm_kv_bytes_per_gpu(m, sc.hardware, shards(h.decode_nodes));
+  pe_hbm_kv_ =
+      cost::hbm_kv_bytes_per_gpu(m, sc.hardware, cost::weight_shards_for_role(m, h.prefill_nodes * g_all));
+  de_hbm_kv_ =
+      cost::hbm_kv_bytes_per_gpu(m, sc.hardware, cost::weight_shards_for_role(m, h.decode_nodes * g_all));
   mutex_ = sg4::Mutex::create();
   cv_done_ = sg4::ConditionVariable::create();
   const int g = h.gpus_per_node;
@@ -73,13 +72,6 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
   agents_left_ = static_cast<int>(agents.size());
 }
 
-bool Cluster::wait(const sg4::ConditionVariablePtr& cv) {
-  if (finished_) return false;
-  std::unique_lock<sg4::Mutex> lock(*mutex_);
-  cv->wait(lock);
-  return !finished_;
-}
-
 void Cluster::finish() {
   finished_ = true;
   for (auto& n : nodes_) n.cv->notify_all();
@@ -106,7 +98,7 @@ void Cluster::start() {
   // The driver issues the first turns, waits for the last agent, then lets every actor return.
   engine::spawn("driver", h_.nodes.front().dram, [this]() {
     for (int a = 0; a < static_cast<int>(agents_.size()); ++a) issue_turn(a);
-    while (agents_left_ > 0) wait(cv_done_);
+    lock_when(cv_done_, [&]() { return agents_left_ > 0; });
     finish();
   });
 }

@@ -86,8 +86,17 @@ class Cluster {
   void decode_loader(int de);  // decode_engine.cpp
   void decode_loop(int de);    // decode_engine.cpp
   void persist_loop(int de);   // decode_engine.cpp
-  // Waits on `cv`; false once the run is over (the caller's loop returns).
-  bool wait(const simgrid::s4u::ConditionVariablePtr& cv);
+  // Locks the cluster mutex, then waits on `cv` while `blocked()` holds and the run is not over, and
+  // returns the held lock. Checking under the lock matters: taking a SimGrid mutex yields, so a condition
+  // checked before locking may change (and its notification be lost) before the wait starts. Callers take
+  // their work under the lock, then unlock before any transfer or sleep.
+  template <class Blocked>
+  std::unique_lock<simgrid::s4u::Mutex> lock_when(const simgrid::s4u::ConditionVariablePtr& cv,
+                                                  Blocked blocked) {
+    std::unique_lock<simgrid::s4u::Mutex> lock(*mutex_);
+    while (!finished_ && blocked()) cv->wait(lock);
+    return lock;
+  }
   void finish();
   void free_buffer(int node, double bytes);
   void queue_persist(DecodeEngineState& de, double gpu_bytes, double dram_bytes);

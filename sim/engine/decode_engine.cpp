@@ -24,14 +24,17 @@ void Cluster::decode_loader(int de_id) {
   auto need = [this](const Request& r) { return (r.hit + r.miss + r.gen) * kv_token_; };
   while (true) {
     // A request larger than the whole HBM still runs alone rather than deadlock.
-    while (de.waiting.empty() ||
-           (need(table_[de.waiting.front()]) > de.hbm_free && de.hbm_free < de_hbm_kv_ - 1))
-      if (!wait(de.cv_loader)) return;
+    auto lock = lock_when(de.cv_loader, [&]() {
+      return de.waiting.empty() ||
+             (need(table_[de.waiting.front()]) > de.hbm_free && de.hbm_free < de_hbm_kv_ - 1);
+    });
+    if (finished_) return;
     const RequestId id = de.waiting.front();
     de.waiting.pop_front();
     Request& r = table_[id];
     r.hbm_bytes = need(r);
     de.hbm_free -= r.hbm_bytes;
+    lock.unlock();
     if (!r.zero_cost) links_->send(buf, gpu, (r.hit + r.miss) * kv_token_);
     Request& q = table_[id];
     free_buffer(de.node, q.de_buf_bytes);
@@ -49,11 +52,13 @@ void Cluster::decode_loop(int de_id) {
   const double block = sc_.policy.persist_block_tokens;
   std::vector<RequestId> still;
   while (true) {
-    while (de.batch.empty() && de.joins.empty())
-      if (!wait(de.cv_decode)) return;
-    de.batch.insert(de.batch.end(), de.joins.begin(), de.joins.end());
-    de.joins.clear();
-    de.max_batch = std::max(de.max_batch, static_cast<int>(de.batch.size()));
+    {
+      auto lock = lock_when(de.cv_decode, [&]() { return de.batch.empty() && de.joins.empty(); });
+      if (finished_) return;
+      de.batch.insert(de.batch.end(), de.joins.begin(), de.joins.end());
+      de.joins.clear();
+      de.max_batch = std::max(de.max_batch, static_cast<int>(de.batch.size()));
+    }
 
     double context = 0, steps_left = 1e300;
     for (RequestId id : de.batch) {
@@ -66,7 +71,7 @@ void Cluster::decode_loop(int de_id) {
     const double deadline = t0 + steps_left * tau;
     {
       std::unique_lock<sg4::Mutex> lock(*mutex_);
-      de.cv_decode->wait_until(lock, deadline);
+      if (de.joins.empty()) de.cv_decode->wait_until(lock, deadline);
     }
     double steps = steps_left;
     const double now = engine::now();
@@ -105,10 +110,11 @@ void Cluster::persist_loop(int de_id) {
   DecodeEngineState& de = des_[de_id];
   const auto& n = h_.nodes[de.node];
   while (true) {
-    while (de.persist_gpu_bytes + de.persist_dram_bytes < 1)
-      if (!wait(de.cv_persist)) return;
+    auto lock = lock_when(de.cv_persist, [&]() { return de.persist_gpu_bytes + de.persist_dram_bytes < 1; });
+    if (de.persist_gpu_bytes + de.persist_dram_bytes < 1) return;
     const double gpu_bytes = de.persist_gpu_bytes, dram_bytes = de.persist_dram_bytes;
     de.persist_gpu_bytes = de.persist_dram_bytes = 0;
+    lock.unlock();
     links_->send(n.gpus[de.gpu], n.bufs[de.gpu], gpu_bytes);  // D2H
     links_->send(n.dram, n.storage, gpu_bytes + dram_bytes);
   }

@@ -68,8 +68,8 @@ void Cluster::prefill_loop(int pe_id) {
   std::vector<Item> batch;
   std::vector<cost::Chunk> chunks;
   while (true) {
-    while (pe.ready.empty())
-      if (!wait(pe.cv)) return;
+    auto lock = lock_when(pe.cv, [&]() { return pe.ready.empty(); });
+    if (finished_) return;
 
     // Form the batch.
     batch.clear();
@@ -105,6 +105,7 @@ void Cluster::prefill_loop(int pe_id) {
       batch.push_back({id, c});
       pe.ready.pop_front();
     }
+    lock.unlock();
     const double now0 = engine::now();
     for (const auto& it : batch)
       if (table_[it.id].t_prefill_start < 0) table_[it.id].t_prefill_start = now0;

@@ -16,13 +16,16 @@ void Cluster::read_lane(int node) {
   sg4::Host* storage = h_.nodes[node].storage;
   sg4::Host* dram = h_.nodes[node].dram;
   while (true) {
-    while (n.read_queue.empty() ||
-           (n.buffer_used > 0 && n.buffer_used + n.read_queue.front().second > capacity))
-      if (!wait(n.cv)) return;
+    auto lock = lock_when(n.cv, [&]() {
+      return n.read_queue.empty() ||
+             (n.buffer_used > 0 && n.buffer_used + n.read_queue.front().second > capacity);
+    });
+    if (finished_) return;
     const auto [id, bytes] = n.read_queue.front();
     n.read_queue.pop_front();
     n.buffer_used += bytes;
     n.reads_in_flight++;
+    lock.unlock();
     const double t0 = engine::now();
     links_->send(storage, dram, bytes);
     n.reads_in_flight--;

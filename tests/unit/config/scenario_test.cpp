@@ -332,7 +332,7 @@ TEST_CASE("Scenario: weights that do not fit in HBM -> error names the model and
   std::string s = dir.write("s.json", "{\"hardware\": \"" + data_file("tiny-hw.json") + "\", \"model\": \"" +
                                           data_file("huge-model.json") + "\"}");
   std::string msg = error_of(load_scenario(s, {}));
-  CHECK_THAT(msg, Contains(s + ": model: the weights of " + data_file("huge-model.json")) &&
+  CHECK_THAT(msg, Contains(s + ": cluster.prefill_nodes: the weights of " + data_file("huge-model.json")) &&
                       Contains("do not fit in the HBM of " + data_file("tiny-hw.json")));
 }
 

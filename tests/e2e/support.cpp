@@ -1,0 +1,190 @@
+#include "tests/e2e/support.h"
+
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace e2e {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kPeakTolerance = 1e-6;  // a window's bytes may exceed capacity by rounding only
+constexpr double kBytesRelTolerance = 1e-6;
+
+// Single-quotes `s` for /bin/sh.
+std::string shell_quoted(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A fresh scratch directory, removed at destruction.
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    std::string tmpl = (fs::temp_directory_path() / "dpsim-e2e-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) != nullptr) dir = tmpl;
+  }
+  ~Scratch() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+};
+
+bool close_bytes(double a, double b) {
+  return std::fabs(a - b) <= kBytesRelTolerance * std::max(std::fabs(a), std::fabs(b)) + 1.0;
+}
+
+}  // namespace
+
+std::string case_file(const std::string& name) {
+  return (fs::path(DPSIM_SOURCE_DIR) / "tests" / "e2e" / "cases" / name).string();
+}
+
+std::string repo_file(const std::string& relative) {
+  return (fs::path(DPSIM_SOURCE_DIR) / relative).string();
+}
+
+nlohmann::json read_json(const std::string& path) {
+  nlohmann::json j = nlohmann::json::parse(read_text(path), nullptr, false);
+  INFO("file: " << path);
+  REQUIRE_FALSE(j.is_discarded());
+  return j;
+}
+
+std::vector<nlohmann::json> read_jsonl(const std::string& path) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(read_text(path));
+  for (std::string line; std::getline(in, line);) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    INFO("file: " << path << ", line " << lines.size() + 1);
+    REQUIRE_FALSE(j.is_discarded());
+    lines.push_back(std::move(j));
+  }
+  return lines;
+}
+
+Run run_dpsim(const std::string& scenario, const std::vector<std::string>& sets, double timeout_s) {
+  Scratch scratch;
+  REQUIRE_FALSE(scratch.dir.empty());
+  const fs::path out = scratch.dir / "out.json";
+  const fs::path err = scratch.dir / "stderr.txt";
+  Run run;
+  std::string cmd = "timeout -k 5 " + std::to_string(timeout_s) + " " + shell_quoted(DPSIM_BINARY) + " run " +
+                    shell_quoted(scenario);
+  for (const auto& s : sets) cmd += " --set " + shell_quoted(s);
+  cmd += " --out " + shell_quoted(out.string()) + " --quiet";
+  run.command = cmd;
+  const auto t0 = std::chrono::steady_clock::now();
+  const int status = std::system((cmd + " >/dev/null 2>" + shell_quoted(err.string())).c_str());
+  run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.stderr_text = read_text(err);
+  if (fs::exists(out)) {
+    run.result = nlohmann::json::parse(read_text(out), nullptr, false);
+    if (run.result.is_discarded()) run.result = nullptr;
+  }
+  return run;
+}
+
+nlohmann::json run_ok(const std::string& scenario, const std::vector<std::string>& sets) {
+  const Run run = run_dpsim(scenario, sets);
+  INFO("command: " << run.command << "\nexit code " << run.exit_code << " after " << run.wall_s
+                   << " s (124 = killed by the timeout: the simulation did not terminate)\nstderr: "
+                   << run.stderr_text);
+  REQUIRE(run.exit_code == 0);
+  REQUIRE(run.result.is_object());
+  check_invariants(run.result);
+  return run.result;
+}
+
+void check_invariants(const nlohmann::json& r) {
+  const bool oracle = r.at("scenario").at("policy").at("read_path") == "oracle";
+  const auto& s = r.at("summary");
+  const auto& inv = r.at("invariants");
+  INFO("invariants of scenario " << r.at("scenario").value("name", "?"));
+
+  CHECK(s.at("turns_completed").get<int64_t>() == s.at("turns_total").get<int64_t>());
+  CHECK(inv.at("turns_all_completed").get<bool>());
+  CHECK(r.at("complete").get<bool>());
+
+  const double expected = inv.at("hit_bytes_expected").get<double>();
+  const double read = inv.at("storage_bytes_read").get<double>();
+  const double loaded = inv.at("hit_bytes_loaded_to_pe").get<double>();
+  CHECK(expected == Approx(s.at("hit_tokens").get<double>() * s.at("kv_bytes_per_token").get<double>()));
+  if (oracle) {
+    CHECK(read == 0);
+    CHECK(loaded == 0);
+  } else {
+    INFO("storage_bytes_read " << read << ", hit_bytes_expected " << expected << ", hit_bytes_loaded_to_pe "
+                               << loaded);
+    CHECK(close_bytes(read, expected));
+    CHECK(close_bytes(loaded, expected));
+  }
+
+  for (const auto& [resource, entries] : r.at("resources").items()) {
+    for (const auto& e : entries) {
+      if (!e.contains("peak_utilization")) continue;  // GPUs: busy time, not a link
+      INFO(resource << " node " << e.at("node") << " " << e.value("direction", "") << " gpu "
+                    << e.value("gpu", -1) << ": peak_utilization " << e.at("peak_utilization"));
+      CHECK(e.at("peak_utilization").get<double>() <= 1 + kPeakTolerance);
+      CHECK(e.at("utilization").get<double>() <= 1 + kPeakTolerance);
+    }
+  }
+
+  const double snic_in = link_bytes(r, "snic", "", "in");
+  INFO("SNIC in bytes (all nodes) " << snic_in << ", storage_bytes_read " << read);
+  CHECK(close_bytes(snic_in, read));
+  if (r.at("resources").contains("storage")) {
+    const double backend_read = link_bytes(r, "storage", "", "read");
+    INFO("storage backend read bytes " << backend_read);
+    CHECK(close_bytes(backend_read, read));
+  }
+}
+
+nlohmann::json without_run_info(nlohmann::json result) {
+  result.erase("run_info");
+  return result;
+}
+
+double link_bytes(const nlohmann::json& r, const std::string& resource, const std::string& role,
+                  const std::string& direction) {
+  double sum = 0;
+  if (!r.at("resources").contains(resource)) return 0;
+  for (const auto& e : r.at("resources").at(resource)) {
+    if (!role.empty() && e.at("role") != role) continue;
+    if (!direction.empty() && e.value("direction", "") != direction) continue;
+    sum += e.at("bytes").get<double>();
+  }
+  return sum;
+}
+
+double node_link_bytes(const nlohmann::json& r, const std::string& resource, int node,
+                       const std::string& direction) {
+  double sum = 0;
+  if (!r.at("resources").contains(resource)) return 0;
+  for (const auto& e : r.at("resources").at(resource)) {
+    if (e.at("node").get<int>() != node) continue;
+    if (!direction.empty() && e.value("direction", "") != direction) continue;
+    sum += e.at("bytes").get<double>();
+  }
+  return sum;
+}
+
+}  // namespace e2e
