@@ -6,7 +6,7 @@ PKGS    := libsimgrid-dev nlohmann-json3-dev libcli11-dev catch2 libfmt-dev pyth
            cmake g++ make pkg-config
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test format clean
+.PHONY: deps configure build run test bench format clean
 
 deps:
 	@missing=""; for p in $(PKGS); do \
@@ -28,6 +28,9 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	./$(BUILD)/dpsim bench scenarios/bench --out out/bench.json
 
 format:
 	clang-format -i $$(git ls-files 'sim/*.cpp' 'sim/*.h' 'tests/*.cpp' 'tests/*.h')

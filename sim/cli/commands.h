@@ -10,5 +10,6 @@ void add_run_command(CLI::App& app, int* exit_code);         // run_cmd.cpp
 void add_demo_command(CLI::App& app, int* exit_code);        // demo_cmd.cpp
 void add_bottleneck_command(CLI::App& app, int* exit_code);  // bottleneck_cmd.cpp
 void add_trace_command(CLI::App& app, int* exit_code);       // trace_cmd.cpp
+void add_bench_command(CLI::App& app, int* exit_code);       // bench_cmd.cpp
 
 }  // namespace sim::cli

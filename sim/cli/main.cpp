@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   sim::cli::add_demo_command(app, &exit_code);
   sim::cli::add_bottleneck_command(app, &exit_code);
   sim::cli::add_trace_command(app, &exit_code);
+  sim::cli::add_bench_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -48,9 +48,10 @@ std::string compare_table(const std::vector<std::string>& names, const std::vect
   row("TTFT mean (s)",
       [](const nlohmann::json& r) { return fmt::format("{:.2f}", num(r, "summary", "ttft_s", "mean")); });
   row("bottleneck", [](const nlohmann::json& r) { return r["bottleneck"]["resource"].get<std::string>(); });
-  for (const char* k : {"prefill.storage.read", "decode.storage.read", "prefill.snic.in", "decode.snic.in", "decode.snic.out", "prefill.cnic.read",
-                        "prefill.cnic.write", "decode.cnic.read", "decode.cnic.write", "prefill.dram.shared",
-                        "decode.dram.shared", "prefill.gpu.compute", "decode.gpu.compute"}) {
+  for (const char* k :
+       {"prefill.storage.read", "decode.storage.read", "prefill.snic.in", "decode.snic.in", "decode.snic.out",
+        "prefill.cnic.read", "prefill.cnic.write", "decode.cnic.read", "decode.cnic.write",
+        "prefill.dram.shared", "decode.dram.shared", "prefill.gpu.compute", "decode.gpu.compute"}) {
     row(std::string(k) + " (%)",
         [k](const nlohmann::json& r) { return fmt::format("{:.1f}", 100 * num(r, "resource_classes", k)); });
   }

@@ -177,7 +177,16 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
       {"peak_transfers_in_flight", links.peak_in_flight()},
       {"transfers", links.transfers()}};
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  j["run_info"] = {{"wall_s", wall}, {"turns_per_wall_s", wall > 0 ? rec.turns_completed / wall : 0}};
+  const double activities =
+      static_cast<double>(links.transfers() + rec.compute_activities + rec.decode_plans);
+  // Wall-clock figures and simulator work counters (not part of the deterministic result).
+  j["run_info"] = {{"wall_s", wall},
+                   {"turns_per_wall_s", wall > 0 ? rec.turns_completed / wall : 0},
+                   {"sim_s_per_wall_s", wall > 0 ? end / wall : 0},
+                   {"activities", activities},
+                   {"activities_per_wall_s", wall > 0 ? activities / wall : 0},
+                   {"peak_transfers_in_flight", links.peak_in_flight()},
+                   {"peak_activities_in_flight", std::max(links.peak_activities(), rec.peak_activities)}};
   return j;
 }
 

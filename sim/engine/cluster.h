@@ -9,6 +9,7 @@
 // agent's next turn. Persistence: appended tokens' KV from the DE buffer, generated KV per full block.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <simgrid/s4u.hpp>
@@ -98,6 +99,11 @@ class Cluster {
     return lock;
   }
   void finish();
+  // Counts a timed activity (compute sleep, decode plan) in flight; the caller decrements when it ends.
+  void timed_started() {
+    rec_->timed_in_flight++;
+    rec_->peak_activities = std::max(rec_->peak_activities, rec_->timed_in_flight + links_->in_flight());
+  }
   void free_buffer(int node, double bytes);
   void queue_persist(DecodeEngineState& de, double gpu_bytes, double dram_bytes);
 

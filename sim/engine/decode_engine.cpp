@@ -71,7 +71,9 @@ void Cluster::decode_loop(int de_id) {
     const double deadline = t0 + steps_left * tau;
     {
       std::unique_lock<sg4::Mutex> lock(*mutex_);
+      timed_started();
       if (de.joins.empty()) de.cv_decode->wait_until(lock, deadline);
+      rec_->timed_in_flight--;
     }
     double steps = steps_left;
     const double now = engine::now();
@@ -81,6 +83,7 @@ void Cluster::decode_loop(int de_id) {
       engine::sleep_for(std::max(0.0, t0 + steps * tau - engine::now()));
     }
     de.busy_s += steps * tau;
+    rec_->decode_plans++;
 
     still.clear();
     double persist_bytes = 0;

@@ -137,8 +137,11 @@ void Cluster::prefill_loop(int pe_id) {
       const int next_layers = std::min(per_group, m.layers - (g + 1) * per_group);
       if (next_layers > 0) start_all(*links_, load, next_layers, loading);
       const double t = t_layer * layers;
+      timed_started();
       engine::sleep_for(t);
+      rec_->timed_in_flight--;
       pe.busy_s += t;
+      rec_->compute_activities++;
       start_all(*links_, push, layers, pushing);
       wait_all(*links_, loading);
     }

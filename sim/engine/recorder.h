@@ -26,6 +26,10 @@ struct Recorder {
   double hit_bytes_loaded = 0;  // hit KV bytes that reached a PE GPU (loads of hit tokens)
   double last_done = 0;         // JCT
   size_t peak_in_flight = 0;
+  int64_t compute_activities = 0;  // PE forward-pass layer groups simulated (one timed activity each)
+  int64_t decode_plans = 0;        // decode batch plans (one timed activity each)
+  int timed_in_flight = 0;         // PE compute sleeps + decode plans in progress
+  size_t peak_activities = 0;      // max of transfers + timed activities in flight
 };
 
 }  // namespace sim::engine

@@ -53,6 +53,7 @@ LinkStats::Handle LinkStats::start(sg4::Host* from, sg4::Host* to, double bytes)
     flows_.push_back(std::move(f));
   }
   peak_in_flight_ = std::max(peak_in_flight_, in_flight());
+  peak_activities_ = std::max(peak_activities_, in_flight() + (other_in_flight_ ? *other_in_flight_ : 0));
   return id;
 }
 

@@ -45,6 +45,9 @@ class LinkStats {
   void send(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes) { wait(start(from, to, bytes)); }
   size_t in_flight() const { return flows_.size() - free_.size(); }
   size_t peak_in_flight() const { return peak_in_flight_; }
+  // Other activities in flight (compute, decode plans), counted into peak_activities().
+  void count_other_in_flight(const int* n) { other_in_flight_ = n; }
+  size_t peak_activities() const { return peak_activities_; }
   uint64_t transfers() const { return transfers_; }
 
   // Spawns the sampling actor (a daemon: it ends with the simulation).
@@ -77,6 +80,8 @@ class LinkStats {
   std::vector<Flow> flows_;
   std::vector<Handle> free_;
   size_t peak_in_flight_ = 0;
+  size_t peak_activities_ = 0;
+  const int* other_in_flight_ = nullptr;
   uint64_t transfers_ = 0;
   std::vector<double> window_bytes_;  // per link, since the last sample
   std::vector<double> series_bytes_;  // per link, since the last series point
