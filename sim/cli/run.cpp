@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -117,6 +118,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   j["seed"] = sc.seed;
   j["scenario"] = sc.resolved;
   nlohmann::json& s = j["summary"];
+  s["stopped_by"] = cluster.timed_out() ? "time_limit" : "all_turns_done";
   s["jct_s"] = rec.last_done;
   s["sim_end_s"] = end;
   s["agents"] = totals.agents;
@@ -168,6 +170,8 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   j["resource_classes"] = cls;
   j["bottleneck"] = {{"resource", best}, {"utilization", best_u}};
   j["balance"] = {{"snic_max_avg", links.snic_max_avg()}, {"window_s", sc.outputs.window_s}};
+  double buffer_peak = 0;
+  for (const auto& n : cluster.nodes()) buffer_peak = std::max(buffer_peak, n.buffer_peak);
   j["invariants"] = {
       {"turns_all_completed", rec.turns_completed == totals.turns},
       {"storage_bytes_read", rec.hit_bytes_read},
@@ -175,7 +179,9 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
       {"hit_bytes_loaded_to_pe", rec.hit_bytes_loaded},
       {"peak_requests_in_flight", rec.peak_in_flight},
       {"peak_transfers_in_flight", links.peak_in_flight()},
-      {"transfers", links.transfers()}};
+      {"transfers", links.transfers()},
+      {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
+      {"dram_buffer_peak_bytes", buffer_peak}};
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const double activities =
       static_cast<double>(links.transfers() + rec.compute_activities + rec.decode_plans);

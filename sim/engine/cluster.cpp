@@ -95,6 +95,17 @@ void Cluster::start() {
     engine::spawn("de-decode", host, [this, id = de.id]() { decode_loop(id); });
     engine::spawn("de-persist", host, [this, id = de.id]() { persist_loop(id); });
   }
+  // sim.time_limit_s: stop the run there (the results say so and are marked incomplete).
+  if (sc_.sim.time_limit_s > 0) {
+    engine::spawn_daemon("time-limit", h_.nodes.front().dram, [this]() {
+      engine::sleep_for(sc_.sim.time_limit_s);
+      if (agents_left_ > 0 && !finished_) {
+        timed_out_ = true;
+        finish();
+        cv_done_->notify_all();
+      }
+    });
+  }
   // The driver issues the first turns, waits for the last agent, then lets every actor return.
   engine::spawn("driver", h_.nodes.front().dram, [this]() {
     for (int a = 0; a < static_cast<int>(agents_.size()); ++a) issue_turn(a);
@@ -164,10 +175,7 @@ void Cluster::on_read_done(RequestId id, int node, double bytes, double tokens) 
   Request& r = table_[id];
   nodes_[node].read_q_tokens -= tokens;
   rec_->hit_bytes_read += bytes;
-  if (node == pes_[r.pe].node)
-    r.pe_buf_bytes += bytes;
-  else
-    r.de_buf_bytes += bytes;
+  (void)node;
   if (--r.reads_pending == 0) mark_ready(id);
 }
 
@@ -181,10 +189,33 @@ void Cluster::mark_ready(RequestId id) {
 
 void Cluster::free_buffer(int node, double bytes) {
   if (bytes <= 0) return;
-  nodes_[node].buffer_used -= bytes;
-  if (nodes_[node].buffer_used < 1e-6 * bytes)
-    nodes_[node].buffer_used = std::max(0.0, nodes_[node].buffer_used);
-  nodes_[node].cv->notify_all();
+  NodeState& n = nodes_[node];
+  n.buffer_used -= bytes;
+  if (n.buffer_used < 1e-6 * bytes) n.buffer_used = std::max(0.0, n.buffer_used);
+  // Notifying is a simcall (other actors run meanwhile), so take the waiting list out first.
+  std::vector<int> waiting;
+  waiting.swap(n.waiting_pes);
+  n.cv->notify_all();
+  for (int pe : waiting) pes_[pe].cv->notify_all();
+}
+
+bool Cluster::de_buffer_fits(RequestId id) const {
+  const Request& r = table_[id];
+  if (r.zero_cost || r.de_buf_bytes > 0) return true;
+  const NodeState& n = nodes_[des_[r.de].node];
+  return n.buffer_used <= 0 || n.buffer_used + (r.hit + r.miss) * kv_token_ <= sc_.cluster.dram_buffer_bytes;
+}
+
+bool Cluster::reserve_de_buffer(RequestId id) {
+  Request& r = table_[id];
+  if (r.zero_cost || r.de_buf_bytes > 0) return true;
+  if (!de_buffer_fits(id)) return false;
+  NodeState& n = nodes_[des_[r.de].node];
+  const double need = (r.hit + r.miss) * kv_token_;
+  n.buffer_used += need;
+  n.buffer_peak = std::max(n.buffer_peak, n.buffer_used);
+  r.de_buf_bytes = need;
+  return true;
 }
 
 void Cluster::queue_persist(DecodeEngineState& de, double gpu_bytes, double dram_bytes) {
@@ -203,12 +234,8 @@ void Cluster::on_prefill_done(RequestId id) {
   r.pe_buf_bytes = 0;
   DecodeEngineState& de = des_[r.de];
   // The DE buffer now holds the whole prompt KV (hit via either path, miss pushed by the PE).
-  const double prompt_bytes = (r.hit + r.miss) * kv_token_;
-  if (!r.zero_cost) {
-    nodes_[de.node].buffer_used += prompt_bytes - r.de_buf_bytes;
-    r.de_buf_bytes = prompt_bytes;
-    if (sc_.policy.persist_append) queue_persist(de, 0, r.miss * kv_token_);
-  }
+  // (Its space was reserved before the first byte arrived: see reserve_de_buffer.)
+  if (!r.zero_cost && sc_.policy.persist_append) queue_persist(de, 0, r.miss * kv_token_);
   if (r.gen <= 1) {  // one-token turn: done with its first token
     free_buffer(de.node, r.de_buf_bytes);
     r.de_buf_bytes = 0;
@@ -230,7 +257,9 @@ void Cluster::on_turn_done(RequestId id, double t_done) {
   s.ttft = static_cast<float>(r.t_first - r.t_issue);
   if (r.gen > 1) {
     s.ttst = static_cast<float>(r.t_second - r.t_issue);
-    s.tpot = static_cast<float>((r.t_done - r.t_first) / (r.gen - 1));
+    // TPOT: the time per token once decoding runs (from the second token on); the gap between the first
+    // and the second token (HBM allocation, H2D) is in TTST. A two-token turn has only that gap.
+    s.tpot = static_cast<float>(r.gen > 2 ? (r.t_done - r.t_second) / (r.gen - 2) : r.t_second - r.t_first);
     s.alloc = static_cast<float>(r.t_decode_join - r.t_first);
   }
   s.read = static_cast<float>(r.read_s);

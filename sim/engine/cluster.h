@@ -31,7 +31,9 @@ struct NodeState {
   std::deque<std::pair<RequestId, double>> read_queue;  // (request, bytes) waiting for a lane
   double read_q_tokens = 0;  // queued + in flight, in tokens (the scheduler's read_q)
   double buffer_used = 0;    // DRAM buffer bytes held
+  double buffer_peak = 0;
   int reads_in_flight = 0;
+  std::vector<int> waiting_pes;  // PEs whose ready requests wait for room in this (decode) node's buffer
   simgrid::s4u::ConditionVariablePtr cv;  // read lanes wait here
 };
 
@@ -71,6 +73,9 @@ class Cluster {
 
   const std::vector<PrefillEngineState>& pes() const { return pes_; }
   const std::vector<DecodeEngineState>& des() const { return des_; }
+  const std::vector<NodeState>& nodes() const { return nodes_; }
+  // True when sim.time_limit_s stopped the run before every turn completed.
+  bool timed_out() const { return timed_out_; }
   double kv_bytes_per_token() const { return kv_token_; }
 
  private:
@@ -105,6 +110,12 @@ class Cluster {
     rec_->peak_activities = std::max(rec_->peak_activities, rec_->timed_in_flight + links_->in_flight());
   }
   void free_buffer(int node, double bytes);
+  // DE buffer space for a request's whole prompt KV, reserved before its first byte lands there: by the
+  // first DE-side storage read, or by the PE when it takes a PE-path request into a batch. Whatever holds
+  // a DE buffer can then finish without more of it, so a full buffer delays but never deadlocks.
+  // Returns false (nothing reserved) when the buffer is full.
+  bool reserve_de_buffer(RequestId id);
+  bool de_buffer_fits(RequestId id) const;
   void queue_persist(DecodeEngineState& de, double gpu_bytes, double dram_bytes);
 
   const config::ScenarioConfig& sc_;
@@ -128,6 +139,7 @@ class Cluster {
   std::vector<DecodeEngineState> des_;
   int agents_left_ = 0;
   bool finished_ = false;
+  bool timed_out_ = false;
   simgrid::s4u::MutexPtr mutex_;
   simgrid::s4u::ConditionVariablePtr cv_done_;
 };

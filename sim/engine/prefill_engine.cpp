@@ -67,8 +67,20 @@ void Cluster::prefill_loop(int pe_id) {
 
   std::vector<Item> batch;
   std::vector<cost::Chunk> chunks;
+  std::vector<RequestId> skipped;
   while (true) {
-    auto lock = lock_when(pe.cv, [&]() { return pe.ready.empty(); });
+    // Blocked while nothing is ready, or while no ready request has room in its DE buffer (then the PE
+    // registers with those decode nodes, which wake it when they free space).
+    auto lock = lock_when(pe.cv, [&]() {
+      if (pe.ready.empty()) return true;
+      for (RequestId id : pe.ready)
+        if (de_buffer_fits(id)) return false;
+      for (RequestId id : pe.ready) {
+        auto& w = nodes_[des_[table_[id].de].node].waiting_pes;
+        if (std::find(w.begin(), w.end(), pe_id) == w.end()) w.push_back(pe_id);
+      }
+      return true;
+    });
     if (finished_) return;
 
     // Form the batch.
@@ -77,8 +89,15 @@ void Cluster::prefill_loop(int pe_id) {
     double hbm = 0;
     // HBM per token that must be resident: every layer (Basic) or one group of layers (layerwise).
     const double hbm_per_token = layerwise ? kv_token_layer_ * per_group : kv_token_;
+    // FIFO, skipping requests whose DE buffer is full (they keep their place).
+    skipped.clear();
     while (!pe.ready.empty()) {
       const RequestId id = pe.ready.front();
+      if (!reserve_de_buffer(id)) {
+        skipped.push_back(id);
+        pe.ready.pop_front();
+        continue;
+      }
       const Request& r = table_[id];
       cost::Chunk c{r.hit + r.prefilled, r.miss - r.prefilled};
       const double need = (c.cached + c.bsz) * hbm_per_token;
@@ -105,6 +124,7 @@ void Cluster::prefill_loop(int pe_id) {
       batch.push_back({id, c});
       pe.ready.pop_front();
     }
+    pe.ready.insert(pe.ready.begin(), skipped.begin(), skipped.end());
     lock.unlock();
     const double now0 = engine::now();
     for (const auto& it : batch)

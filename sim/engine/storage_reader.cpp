@@ -1,6 +1,7 @@
 // Read lanes: each node serves its storage read queue FIFO with sim.read_depth lanes, so at most that many
 // reads per node are in flight (activities stay O(nodes)). A read starts only when the node's DRAM buffer
 // has room for it (or holds nothing), which bounds reads in flight by cluster.dram_buffer_bytes.
+#include <algorithm>
 #include <cmath>
 
 #include "sim/engine/cluster.h"
@@ -15,15 +16,29 @@ void Cluster::read_lane(int node) {
   const double capacity = sc_.cluster.dram_buffer_bytes;
   sg4::Host* storage = h_.nodes[node].storage;
   sg4::Host* dram = h_.nodes[node].dram;
+  // Buffer bytes a read needs: its own bytes on the PE side; on the DE side the request's whole prompt
+  // KV, reserved once (reserve_de_buffer's rule), or nothing when already reserved.
+  auto need = [&](RequestId id, double bytes) {
+    const Request& r = table_[id];
+    if (node == pes_[r.pe].node) return bytes;
+    return r.de_buf_bytes > 0 ? 0.0 : (r.hit + r.miss) * kv_token_;
+  };
   while (true) {
     auto lock = lock_when(n.cv, [&]() {
-      return n.read_queue.empty() ||
-             (n.buffer_used > 0 && n.buffer_used + n.read_queue.front().second > capacity);
+      if (n.read_queue.empty()) return true;
+      const double b = need(n.read_queue.front().first, n.read_queue.front().second);
+      return n.buffer_used > 0 && b > 0 && n.buffer_used + b > capacity;
     });
     if (finished_) return;
     const auto [id, bytes] = n.read_queue.front();
     n.read_queue.pop_front();
-    n.buffer_used += bytes;
+    const double reserve = need(id, bytes);
+    n.buffer_used += reserve;
+    n.buffer_peak = std::max(n.buffer_peak, n.buffer_used);
+    if (node == pes_[table_[id].pe].node)
+      table_[id].pe_buf_bytes += reserve;
+    else
+      table_[id].de_buf_bytes += reserve;
     n.reads_in_flight++;
     lock.unlock();
     const double t0 = engine::now();

@@ -123,6 +123,9 @@ void check_invariants(const nlohmann::json& r) {
   CHECK(s.at("turns_completed").get<int64_t>() == s.at("turns_total").get<int64_t>());
   CHECK(inv.at("turns_all_completed").get<bool>());
   CHECK(r.at("complete").get<bool>());
+  // The DRAM buffer of a node never holds more than its capacity (one request larger than the whole buffer
+  // may run alone; the e2e cases have none).
+  CHECK(inv.at("dram_buffer_peak_bytes").get<double>() <= inv.at("dram_buffer_bytes").get<double>());
 
   const double expected = inv.at("hit_bytes_expected").get<double>();
   const double read = inv.at("storage_bytes_read").get<double>();
