@@ -10,9 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/e2e/support.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+using e2e::Scratch;
+using e2e::shell_quoted;
 
 struct BadInputCase {
   int line = 0;
@@ -43,33 +47,6 @@ std::vector<BadInputCase> read_cases() {
   return cases;
 }
 
-// Single-quotes `s` for /bin/sh.
-std::string shell_quoted(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// A fresh scratch directory, removed at destruction.
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    std::string tmpl = (fs::temp_directory_path() / "dpsim-bad-input-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) != nullptr) dir = tmpl;
-  }
-  ~Scratch() {
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir, ec);
-  }
-};
-
 }  // namespace
 
 TEST_CASE("Bad inputs: every case of tests/bad_inputs/cases.tsv -> exit 2, one clear message, no output",
@@ -89,7 +66,7 @@ TEST_CASE("Bad inputs: every case of tests/bad_inputs/cases.tsv -> exit 2, one c
     cmd += " --out " + shell_quoted((out_dir / "out.json").string()) + " >/dev/null 2>" +
            shell_quoted(err_file.string());
     int status = std::system(cmd.c_str());
-    std::string err = read_all(err_file);
+    std::string err = e2e::read_text(err_file);
 
     INFO("cases.tsv:" << c.line << ": " << cmd << "\nstderr: " << err);
     REQUIRE(WIFEXITED(status));

@@ -14,12 +14,6 @@ namespace e2e {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-constexpr double kPeakTolerance = 1e-6;  // a window's bytes may exceed capacity by rounding only
-constexpr double kBytesRelTolerance = 1e-6;
-
-// Single-quotes `s` for /bin/sh.
 std::string shell_quoted(const std::string& s) {
   std::string q = "'";
   for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
@@ -33,18 +27,20 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-// A fresh scratch directory, removed at destruction.
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    std::string tmpl = (fs::temp_directory_path() / "dpsim-e2e-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) != nullptr) dir = tmpl;
-  }
-  ~Scratch() {
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir, ec);
-  }
-};
+Scratch::Scratch() {
+  std::string tmpl = (fs::temp_directory_path() / "dpsim-e2e-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) != nullptr) dir = tmpl;
+}
+
+Scratch::~Scratch() {
+  std::error_code ec;
+  if (!dir.empty()) fs::remove_all(dir, ec);
+}
+
+namespace {
+
+constexpr double kPeakTolerance = 1e-6;  // a window's bytes may exceed capacity by rounding only
+constexpr double kBytesRelTolerance = 1e-6;
 
 bool close_bytes(double a, double b) {
   return std::fabs(a - b) <= kBytesRelTolerance * std::max(std::fabs(a), std::fabs(b)) + 1.0;

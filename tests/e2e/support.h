@@ -3,11 +3,26 @@
 // Uses Catch2 assertions, so it may only be called from inside a TEST_CASE.
 #pragma once
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 namespace e2e {
+
+// Single-quotes `s` for /bin/sh.
+std::string shell_quoted(const std::string& s);
+// The whole content of a file ("" when unreadable).
+std::string read_text(const std::filesystem::path& p);
+
+// A fresh scratch directory, removed at destruction (dir is empty when it could not be made).
+struct Scratch {
+  std::filesystem::path dir;
+  Scratch();
+  ~Scratch();
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
 
 // Absolute path of `name` under tests/e2e/cases/ and under the repository root.
 std::string case_file(const std::string& name);
