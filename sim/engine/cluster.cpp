@@ -175,7 +175,6 @@ void Cluster::on_read_done(RequestId id, int node, double bytes, double tokens) 
   Request& r = table_[id];
   nodes_[node].read_q_tokens -= tokens;
   rec_->hit_bytes_read += bytes;
-  (void)node;
   if (--r.reads_pending == 0) mark_ready(id);
 }
 
