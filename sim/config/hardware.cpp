@@ -11,14 +11,7 @@ namespace {
 // Reads the free-form documentation keys: "notes" (a string or an array of strings) and "sources" (an
 // object mapping a field to where its value comes from). Their content is not used by the simulator.
 void read_documentation(JsonReader& r) {
-  if (const nlohmann::json* notes = r.raw("notes")) {
-    bool ok = notes->is_string();
-    if (notes->is_array()) {
-      ok = true;
-      for (const auto& line : *notes) ok = ok && line.is_string();
-    }
-    if (!ok) r.fail("notes", "a string or an array of strings", notes);
-  }
+  read_notes(r);
   if (const nlohmann::json* sources = r.raw("sources")) {
     if (!sources->is_object()) r.fail("sources", "an object (field -> where its value comes from)", sources);
   }

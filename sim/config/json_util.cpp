@@ -171,6 +171,17 @@ Status JsonReader::finish() {
   return error_ ? Status::error(*error_) : Status::ok();
 }
 
+void read_notes(JsonReader& r) {
+  if (const nlohmann::json* notes = r.raw("notes")) {
+    bool ok = notes->is_string();
+    if (notes->is_array()) {
+      ok = true;
+      for (const auto& line : *notes) ok = ok && line.is_string();
+    }
+    if (!ok) r.fail("notes", "a string or an array of strings", notes);
+  }
+}
+
 StatusOr<nlohmann::json> read_json_file(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return Status::error(fmt::format("{}: cannot open: no such file", path));

@@ -63,6 +63,10 @@ class JsonReader {
   std::optional<std::string> error_;
 };
 
+// Reads the free-form "notes" key of a data file (a string or an array of strings), which the simulator
+// does not use; anything else there is an error.
+void read_notes(JsonReader& r);
+
 // Reads and parses a JSON file whose top level must be an object. Errors name the file (and the
 // line/column of a syntax error).
 StatusOr<nlohmann::json> read_json_file(const std::string& path);

@@ -29,14 +29,7 @@ const nlohmann::json* at_path(const nlohmann::json& root, const std::string& dot
 // "notes": a string or an array of strings. "sources": field path -> non-empty string; every path must
 // name a field of this file, so a typo in the documentation is caught like a typo in the data.
 void read_documentation(JsonReader& r, const nlohmann::json& root, ModelSpec& m) {
-  if (const nlohmann::json* notes = r.raw("notes")) {
-    bool ok = notes->is_string();
-    if (notes->is_array()) {
-      ok = true;
-      for (const auto& line : *notes) ok = ok && line.is_string();
-    }
-    if (!ok) r.fail("notes", "a string or an array of strings", notes);
-  }
+  read_notes(r);
   const nlohmann::json* sources = r.raw("sources");
   if (sources == nullptr) return;
   if (!sources->is_object()) {
