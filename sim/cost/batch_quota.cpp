@@ -1,0 +1,70 @@
+#include "sim/cost/batch_quota.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/check.h"
+
+namespace sim::cost {
+
+QuotaBatchFormer::QuotaBatchFormer(const config::ModelSpec& m, const config::HardwareSpec& hw,
+                                   const BatchLimits& limits)
+    : m_(m), hw_(hw), limits_(limits) {
+  SIM_CHECK(limits.quota_s >= 0 && limits.hbm_bytes >= 0 && limits.hbm_bytes_per_token >= 0,
+            "batch limits: quota {} s, HBM {} B, {} B/token", limits.quota_s, limits.hbm_bytes,
+            limits.hbm_bytes_per_token);
+}
+
+double QuotaBatchFormer::attention_s() const {
+  return attention_time_s(m_, hw_, chunks_);
+}
+
+QuotaBatchFormer::Offer QuotaBatchFormer::offer(const Chunk& c) {
+  SIM_CHECK(!closed_, "offer to a closed batch");
+  SIM_CHECK(c.cached >= 0 && c.bsz >= 0, "chunk with negative tokens: cached {} bsz {}", c.cached, c.bsz);
+  const double need = (c.cached + c.bsz) * limits_.hbm_bytes_per_token;
+  if (!chunks_.empty() && hbm_ + need > limits_.hbm_bytes) {
+    closed_ = true;
+    return {Verdict::kRejected, 0};
+  }
+  // Predicted time of the batch plus `c` cut to `bsz` tokens. The same sum and division as
+  // attention_time_s(m, hw, chunks + {c.cached, bsz}), kept incremental so a batch of n requests costs
+  // O(n) FLOP evaluations rather than O(n^2).
+  const double per_s = hw_.gpu_flops * m_.peak_flops_factor * m_.attention_mfu;
+  auto fits = [&](double bsz) {
+    return (flops_ + attention_flops(m_, Chunk{c.cached, bsz})) / per_s <= limits_.quota_s;
+  };
+  hbm_ += need;
+  if (fits(c.bsz)) {
+    chunks_.push_back(c);
+    flops_ += attention_flops(m_, c);
+    return {Verdict::kWhole, c.bsz};
+  }
+  closed_ = true;
+  // Largest bsz' < bsz that fits; attention time grows with bsz, fits(lo) and !fits(hi) hold throughout.
+  double lo = 0, hi = c.bsz;
+  while (hi - lo > 1) {
+    const double mid = std::floor((lo + hi) / 2);
+    (fits(mid) ? lo : hi) = mid;
+  }
+  if (lo < 1 && !chunks_.empty()) return {Verdict::kRejected, 0};
+  const double bsz = std::min(c.bsz, std::max(1.0, lo));  // alone: at least one token
+  chunks_.push_back({c.cached, bsz});
+  flops_ += attention_flops(m_, chunks_.back());
+  return {bsz < c.bsz ? Verdict::kChunked : Verdict::kWhole, bsz};
+}
+
+QuotaBatch form_quota_batch(const std::vector<Chunk>& candidates, const config::ModelSpec& m,
+                            const config::HardwareSpec& hw, const BatchLimits& limits) {
+  QuotaBatchFormer former(m, hw, limits);
+  QuotaBatch out;
+  for (const Chunk& c : candidates) {
+    const QuotaBatchFormer::Offer o = former.offer(c);
+    if (o.verdict == QuotaBatchFormer::Verdict::kWhole) out.whole++;
+    if (o.verdict == QuotaBatchFormer::Verdict::kChunked) out.chunk_bsz = o.bsz;
+    if (former.closed()) break;
+  }
+  return out;
+}
+
+}  // namespace sim::cost

@@ -1,0 +1,77 @@
+// The PE's forward-batch former under the compute quota (DualPath §6.2, Fig. 6; PAPER.md §5.5). Pure.
+// Requests are offered in FIFO order as (cached, bsz) chunks, bsz = tokens still to prefill. A request
+// joins whole while the batch's predicted attention time of one layer (attention_time_s) stays within
+// the quota; the first that would exceed it is cut to the largest bsz' that fits (binary search) and
+// runs as a chunked prefill, closing the batch. A request alone in the batch always gets >= 1 token, so
+// an oversized head still makes progress. An optional HBM cap bounds the KV resident for the batch.
+// Units: seconds (quota), bytes (HBM), tokens.
+#pragma once
+
+#include <limits>
+#include <vector>
+
+#include "sim/config/hardware.h"
+#include "sim/config/model_spec.h"
+#include "sim/cost/compute_model.h"
+
+namespace sim::cost {
+
+struct BatchLimits {
+  // Predicted attention time of one layer per batch (the compute quota; DualPath §A.4: 0.3 s).
+  // Infinity = no quota: every offered request joins whole (subject to HBM).
+  double quota_s = std::numeric_limits<double>::infinity();
+  // HBM bytes the batch's KV may occupy, and the bytes each token of a request occupies (a request needs
+  // (cached + bsz) x hbm_bytes_per_token, counted with its whole remaining bsz even when chunked). The
+  // first request always joins. Infinity = no HBM cap.
+  double hbm_bytes = std::numeric_limits<double>::infinity();
+  double hbm_bytes_per_token = 0;
+};
+
+// Incremental form, for a caller that decides per request whether to offer it (e.g. skips requests whose
+// DE buffer is full). After a kChunked or kRejected answer the batch is closed.
+class QuotaBatchFormer {
+ public:
+  enum class Verdict {
+    kWhole,     // joins with all of its bsz
+    kChunked,   // joins with bsz' < bsz (or 1 token when alone); the batch is closed
+    kRejected,  // does not join (HBM, or not even one token fits the quota); the batch is closed
+  };
+  struct Offer {
+    Verdict verdict = Verdict::kRejected;
+    double bsz = 0;  // the tokens it joins with (0 when rejected)
+  };
+
+  // REQUIRES: limits.quota_s >= 0, limits.hbm_bytes >= 0, limits.hbm_bytes_per_token >= 0.
+  // m and hw must outlive the former.
+  QuotaBatchFormer(const config::ModelSpec& m, const config::HardwareSpec& hw, const BatchLimits& limits);
+
+  // Offers the next request. REQUIRES: !closed(); c.cached >= 0, c.bsz >= 0.
+  Offer offer(const Chunk& c);
+  bool closed() const { return closed_; }
+  // The chunks of the batch so far, as they join (a chunked one with its cut bsz).
+  const std::vector<Chunk>& chunks() const { return chunks_; }
+  // attention_time_s(m, hw, chunks()).
+  double attention_s() const;
+
+ private:
+  const config::ModelSpec& m_;
+  const config::HardwareSpec& hw_;
+  BatchLimits limits_;
+  std::vector<Chunk> chunks_;
+  double flops_ = 0;  // sum of attention_flops over chunks_, in order (as attention_time_s sums them)
+  double hbm_ = 0;
+  bool closed_ = false;
+};
+
+struct QuotaBatch {
+  int whole = 0;         // candidates[0 .. whole) join with all of their bsz
+  double chunk_bsz = 0;  // > 0: candidates[whole] joins chunked with this bsz; 0: no chunked request
+  int size() const { return whole + (chunk_bsz > 0 ? 1 : 0); }
+};
+
+// The batch formed from `candidates` (FIFO, index 0 first): QuotaBatchFormer::offer over them in order
+// until the batch closes or they run out.
+QuotaBatch form_quota_batch(const std::vector<Chunk>& candidates, const config::ModelSpec& m,
+                            const config::HardwareSpec& hw, const BatchLimits& limits);
+
+}  // namespace sim::cost
