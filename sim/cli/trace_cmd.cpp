@@ -1,7 +1,9 @@
 // `dpsim trace gen --dataset 64k [--trajectories 500] [--seed 1] [--weighting trajectory|turn] --out FILE`
 // writes a synthetic trajectory set shaped like DualPath Table 2 (sim/workload/generator.h) in the
 // native JSONL format and prints the achieved averages next to the paper's.
-// `dpsim trace stats FILE [--dataset 64k]` prints the averages and percentiles of a native file.
+// `dpsim trace stats FILE [--dataset 64k]` prints the averages and percentiles of a native file;
+// `dpsim trace stats FILE --format mooncake|azure [--shared-fanout K]` those of a public trace
+// (sim/workload/mooncake.h, azure.h): requests, rebuilt sessions, lengths, infinite-cache hit, span.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,7 +14,10 @@
 #include <vector>
 
 #include "sim/cli/commands.h"
+#include "sim/workload/azure.h"
 #include "sim/workload/generator.h"
+#include "sim/workload/mooncake.h"
+#include "sim/workload/request_trace.h"
 #include "sim/workload/trajectory.h"
 
 namespace sim::cli {
@@ -32,6 +37,9 @@ struct GenArgs {
 struct StatsArgs {
   std::string file;
   std::string dataset;  // optional: compare with this Table 2 row
+  std::string format = "native";
+  int shared_fanout = wl::kDefaultSharedFanout;  // mooncake only
+  bool shared_fanout_given = false;
 };
 
 int fail(const std::string& message) {
@@ -110,7 +118,69 @@ int run_gen(const GenArgs& a) {
   return 0;
 }
 
+// Statistics of a public trace read into a RequestTrace (mooncake or azure).
+int run_request_stats(const StatsArgs& a) {
+  StatusOr<wl::RequestTrace> t = Status::error("unreachable");
+  if (a.format == "mooncake") {
+    wl::MooncakeOptions o;
+    o.shared_fanout = a.shared_fanout;
+    t = wl::read_mooncake(a.file, o);
+  } else {
+    t = wl::read_azure(a.file);
+  }
+  if (!t) return fail(t.status().message());
+  std::vector<double> input, output;
+  std::vector<int> session_turns(static_cast<size_t>(t->sessions), 0);
+  int64_t follow_hit = 0, follow_input = 0;
+  for (const wl::TraceRequest& r : t->requests) {
+    input.push_back(static_cast<double>(r.input_tokens));
+    output.push_back(static_cast<double>(r.output_tokens));
+    ++session_turns[static_cast<size_t>(r.session)];
+    if (r.turn > 0) follow_hit += r.hit_tokens, follow_input += r.input_tokens;
+  }
+  int64_t multi_turns = 0;
+  int longest = 0;
+  for (int n : session_turns) {
+    if (n > 1) multi_turns += n;
+    longest = std::max(longest, n);
+  }
+  double span = t->requests.back().arrival_s - t->requests.front().arrival_s;
+  std::string out = fmt::format("{}: {} trace, {} requests, arrivals spanning {:.3f} s ({:.2f} requests/s)\n",
+                                a.file, a.format, t->requests.size(), span,
+                                span > 0 ? static_cast<double>(t->requests.size() - 1) / span : 0.0);
+  out += fmt::format("sessions rebuilt {}, multi-turn {}", t->sessions, t->multi_turn_sessions);
+  if (t->multi_turn_sessions > 0) {
+    out += fmt::format(" (mean {:.2f} turns, longest {})",
+                       static_cast<double>(multi_turns) / t->multi_turn_sessions, longest);
+  }
+  out += "\n";
+  out += fmt::format("token-weighted prefix hit with an infinite cache: {:.1f}%",
+                     100 * wl::token_weighted_hit(*t));
+  if (follow_input > 0) {
+    out += fmt::format(" (follow-up turns: {:.1f}%)",
+                       100.0 * static_cast<double>(follow_hit) / static_cast<double>(follow_input));
+  }
+  out += "\n";
+  out += fmt::format("per request\n  {:<14}{:>10}{:>10}{:>10}{:>10}{:>10}\n", "", "mean", "p50", "p90", "p99",
+                     "max");
+  out += table_row("input", input, nullptr, 0);
+  out += table_row("output", output, nullptr, 0);
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
 int run_stats(const StatsArgs& a) {
+  if (a.format != "native" && a.format != "mooncake" && a.format != "azure") {
+    return fail(fmt::format("--format: expected one of native, mooncake, azure, got '{}'", a.format));
+  }
+  if (a.format != "native" && !a.dataset.empty()) {
+    return fail(
+        fmt::format("--dataset: only with --format native (Table 2 rows describe agent trajectories)"));
+  }
+  if (a.format != "mooncake" && a.shared_fanout_given) {
+    return fail("--shared-fanout: only with --format mooncake");
+  }
+  if (a.format != "native") return run_request_stats(a);
   const wl::DatasetTargets* target = nullptr;
   if (!a.dataset.empty()) {
     target = wl::find_dataset(a.dataset);
@@ -176,10 +246,19 @@ void add_trace_command(CLI::App& app, int* exit_code) {
   gen->callback([gen_args, exit_code]() { *exit_code = run_gen(*gen_args); });
 
   auto stats_args = std::make_shared<StatsArgs>();
-  CLI::App* stats = trace->add_subcommand("stats", "averages and percentiles of a native trajectory file");
-  stats->add_option("file", stats_args->file, "native trajectory JSONL file")->required();
-  stats->add_option("--dataset", stats_args->dataset, "compare with this Table 2 row (32k, 48k, 64k)");
-  stats->callback([stats_args, exit_code]() { *exit_code = run_stats(*stats_args); });
+  CLI::App* stats = trace->add_subcommand("stats", "averages and percentiles of a trace file");
+  stats->add_option("file", stats_args->file, "trace file (native JSONL, Mooncake JSONL or Azure CSV)")
+      ->required();
+  stats->add_option("--format", stats_args->format, "native (default), mooncake or azure (traces/README.md)");
+  stats->add_option("--dataset", stats_args->dataset,
+                    "native only: compare with this Table 2 row (32k, 48k, 64k)");
+  CLI::Option* fanout =
+      stats->add_option("--shared-fanout", stats_args->shared_fanout,
+                        "mooncake only: successors that make a block shared (default 16; traces/README.md)");
+  stats->callback([stats_args, fanout, exit_code]() {
+    stats_args->shared_fanout_given = fanout->count() > 0;
+    *exit_code = run_stats(*stats_args);
+  });
 }
 
 }  // namespace sim::cli

@@ -17,10 +17,7 @@ void read_documentation(JsonReader& r) {
   }
 }
 
-}  // namespace
-
-StatusOr<HardwareSpec> load_hardware(const std::string& path) {
-  StatusOr<nlohmann::json> doc = read_json_file(path);
+StatusOr<HardwareSpec> from_json(const StatusOr<nlohmann::json>& doc, const std::string& path) {
   if (!doc) return doc.status();
 
   HardwareSpec hw;
@@ -46,6 +43,16 @@ StatusOr<HardwareSpec> load_hardware(const std::string& path) {
   });
   SIM_RETURN_IF_ERROR(r.finish());
   return hw;
+}
+
+}  // namespace
+
+StatusOr<HardwareSpec> load_hardware(const std::string& path) {
+  return from_json(read_json_file(path), path);
+}
+
+StatusOr<HardwareSpec> parse_hardware(const std::string& text, const std::string& name) {
+  return from_json(parse_json_object(text, name), name);
 }
 
 }  // namespace sim::config

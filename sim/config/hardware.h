@@ -32,5 +32,8 @@ struct HardwareSpec {
 
 // Loads and validates a hardware file. Errors name the file and the JSON path.
 StatusOr<HardwareSpec> load_hardware(const std::string& path);
+// The same from the text of a hardware file; `name` stands for the file in messages and its stem is the
+// default name. Reads no file.
+StatusOr<HardwareSpec> parse_hardware(const std::string& text, const std::string& name);
 
 }  // namespace sim::config

@@ -1,11 +1,13 @@
 #include "sim/config/json_util.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <cstring>
 
 namespace sim::config {
 
@@ -13,13 +15,37 @@ namespace {
 
 std::string show(const nlohmann::json* got) {
   if (got == nullptr) return "nothing (the field is missing)";
-  std::string s = got->dump();
+  // Strings from --set are not checked for UTF-8: replace bad bytes rather than throw.
+  std::string s = got->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
 }
 
 std::string fmt_num(double x) {
   return fmt::format("{:g}", x);
+}
+
+// "file:line:column: malformed JSON: syntax error ..." from a parse error's byte offset; other parser
+// errors (a number beyond the range of a double) carry no offset: "file: malformed JSON: ...".
+std::string syntax_error_message(const std::string& text, const std::string& name,
+                                 const nlohmann::json::exception& e) {
+  std::string what = e.what();
+  auto pos = what.find("] ");  // drop "[json.exception.parse_error.101] "
+  if (pos != std::string::npos) what = what.substr(pos + 2);
+  pos = what.find("syntax error");
+  if (pos != std::string::npos) what = what.substr(pos);
+  const auto* pe = dynamic_cast<const nlohmann::json::parse_error*>(&e);
+  if (pe == nullptr) return fmt::format("{}: malformed JSON: {}", name, what);
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < pe->byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return fmt::format("{}:{}:{}: malformed JSON: {}", name, line, col, what);
 }
 
 }  // namespace
@@ -182,37 +208,55 @@ void read_notes(JsonReader& r) {
   }
 }
 
-StatusOr<nlohmann::json> read_json_file(const std::string& path) {
+StatusOr<std::string> read_text_file(const std::string& path, const std::string& kind, size_t max_bytes) {
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return Status::error(fmt::format("{}: cannot open: no such file", path));
-  if (S_ISDIR(st.st_mode))
-    return Status::error(fmt::format("{}: expected a JSON file, got a directory", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::error(fmt::format("{}: cannot open: permission denied or unreadable", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  if (stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    return Status::error(err == ENOENT ? fmt::format("{}: cannot open: no such file", path)
+                                       : fmt::format("{}: cannot open: {}", path, std::strerror(err)));
+  }
+  if (S_ISDIR(st.st_mode)) return Status::error(fmt::format("{}: expected {}, got a directory", path, kind));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error(fmt::format("{}: cannot open: permission denied or unreadable", path));
+  std::string text;
+  if (S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) <= max_bytes)
+    text.reserve(static_cast<size_t>(st.st_size));
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return Status::error(fmt::format("{}: cannot read: {}", path, std::strerror(err)));
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<size_t>(n) > max_bytes) {
+      ::close(fd);
+      return Status::error(fmt::format("{}: larger than {} bytes, expected {} (is it the right file?)", path,
+                                       max_bytes, kind));
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+StatusOr<nlohmann::json> parse_json_object(const std::string& text, const std::string& name) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // Turn the byte offset into line:column.
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    std::string what = e.what();
-    auto pos = what.find("syntax error");
-    return Status::error(fmt::format("{}:{}:{}: malformed JSON: {}", path, line, col,
-                                     pos == std::string::npos ? what : what.substr(pos)));
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
+    return Status::error(syntax_error_message(text, name, e));
   }
-  if (!j.is_object()) return Status::error(fmt::format("{}: expected a JSON object at the top level", path));
+  if (!j.is_object()) return Status::error(fmt::format("{}: expected a JSON object at the top level", name));
   return j;
+}
+
+StatusOr<nlohmann::json> read_json_file(const std::string& path) {
+  StatusOr<std::string> text = read_text_file(path, "a JSON file", kMaxJsonFileBytes);
+  if (!text) return text.status();
+  return parse_json_object(*text, path);
 }
 
 Status apply_override(nlohmann::json& root, const std::string& assignment) {
@@ -221,12 +265,8 @@ Status apply_override(nlohmann::json& root, const std::string& assignment) {
     return Status::error(fmt::format("--set {}: expected key.path=value", assignment));
   std::string key = assignment.substr(0, eq);
   std::string text = assignment.substr(eq + 1);
-  nlohmann::json value;
-  try {
-    value = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
-    value = text;
-  }
+  nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) value = text;  // not JSON (or a number beyond double): a plain string
   nlohmann::json* node = &root;
   size_t start = 0;
   while (true) {

@@ -3,6 +3,7 @@
 //   scenarios/x.json: cluster.prefill_nodes: expected an integer >= 1, got -2
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -67,8 +68,21 @@ class JsonReader {
 // does not use; anything else there is an error.
 void read_notes(JsonReader& r);
 
-// Reads and parses a JSON file whose top level must be an object. Errors name the file (and the
-// line/column of a syntax error).
+// Largest input files accepted, in bytes: a larger "file" (e.g. /dev/zero) is an error instead of
+// exhausting memory. Real traces are a few MB, JSON data files a few KB.
+inline constexpr size_t kMaxInputFileBytes = size_t{256} << 20;  // default of read_text_file (traces)
+inline constexpr size_t kMaxJsonFileBytes = size_t{16} << 20;    // scenario, hardware and model files
+
+// Reads a whole file into memory. Errors name the file: missing, a directory ("expected <kind>, got a
+// directory"), unopenable, a read error, or larger than max_bytes.
+StatusOr<std::string> read_text_file(const std::string& path, const std::string& kind,
+                                     size_t max_bytes = kMaxInputFileBytes);
+
+// Parses `text` as JSON whose top level must be an object; `name` stands for the file in error messages
+// (with the line:column of a syntax error). Never throws.
+StatusOr<nlohmann::json> parse_json_object(const std::string& text, const std::string& name);
+
+// read_text_file(path, "a JSON file") + parse_json_object(text, path).
 StatusOr<nlohmann::json> read_json_file(const std::string& path);
 
 // Applies `--set a.b.c=value` to `root`. The value is parsed as JSON when it parses (numbers, true,

@@ -129,10 +129,7 @@ Status cross_check(const std::string& path, const nlohmann::json& doc, const Mod
   return Status::ok();
 }
 
-}  // namespace
-
-StatusOr<ModelSpec> load_model(const std::string& path) {
-  StatusOr<nlohmann::json> doc = read_json_file(path);
+StatusOr<ModelSpec> from_json(const StatusOr<nlohmann::json>& doc, const std::string& path) {
   if (!doc) return doc.status();
 
   ModelSpec m;
@@ -153,6 +150,16 @@ StatusOr<ModelSpec> load_model(const std::string& path) {
   SIM_RETURN_IF_ERROR(r.finish());
   SIM_RETURN_IF_ERROR(cross_check(path, *doc, m));
   return m;
+}
+
+}  // namespace
+
+StatusOr<ModelSpec> load_model(const std::string& path) {
+  return from_json(read_json_file(path), path);
+}
+
+StatusOr<ModelSpec> parse_model(const std::string& text, const std::string& name) {
+  return from_json(parse_json_object(text, name), name);
 }
 
 }  // namespace sim::config

@@ -64,5 +64,8 @@ struct ModelSpec {
 // params.total, kv.bytes_per_token_layer, attention.{kind, heads, qk_head_dim, v_head_dim}; every other
 // key has the default above. Errors name the file and the JSON path.
 StatusOr<ModelSpec> load_model(const std::string& path);
+// The same from the text of a model file; `name` stands for the file in messages and its stem is the
+// default name. Reads no file.
+StatusOr<ModelSpec> parse_model(const std::string& text, const std::string& name);
 
 }  // namespace sim::config

@@ -1,13 +1,10 @@
 #include "sim/workload/trajectory.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "sim/config/json_util.h"
 #include "sim/core/paths.h"
@@ -63,6 +60,11 @@ Status parse_line(const std::string& line, const std::string& where, Trajectory&
     size_t pos = what.find("syntax error");
     return Status::error(fmt::format("{}:{}: malformed JSON (a truncated line?): {}", where, e.byte,
                                      pos == std::string::npos ? what : what.substr(pos)));
+  } catch (const nlohmann::json::exception& e) {  // out_of_range.406: a number beyond the range of a double
+    std::string what = e.what();
+    size_t pos = what.find("] ");
+    return Status::error(
+        fmt::format("{}: malformed JSON: {}", where, pos == std::string::npos ? what : what.substr(pos + 2)));
   }
   if (!j.is_object()) {
     std::string got = j.dump();
@@ -142,16 +144,9 @@ StatusOr<std::vector<Trajectory>> parse_trajectories(const std::string& text, co
 }
 
 StatusOr<std::vector<Trajectory>> read_trajectories(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return Status::error(fmt::format("{}: cannot open: no such file", path));
-  if (S_ISDIR(st.st_mode)) {
-    return Status::error(fmt::format("{}: expected a trajectory JSONL file, got a directory", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::error(fmt::format("{}: cannot open: permission denied or unreadable", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_trajectories(ss.str(), path);
+  StatusOr<std::string> text = config::read_text_file(path, "a trajectory JSONL file");
+  if (!text) return text.status();
+  return parse_trajectories(*text, path);
 }
 
 std::string format_trajectories(const std::vector<Trajectory>& ts) {

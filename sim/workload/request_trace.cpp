@@ -1,0 +1,74 @@
+#include "sim/workload/request_trace.h"
+
+#include <fmt/format.h>
+
+namespace sim::workload {
+
+double token_weighted_hit(const RequestTrace& t) {
+  int64_t hit = 0, input = 0;
+  for (const TraceRequest& r : t.requests) {
+    hit += r.hit_tokens;
+    input += r.input_tokens;
+  }
+  return input == 0 ? 0.0 : static_cast<double>(hit) / static_cast<double>(input);
+}
+
+size_t first_invalid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    auto lead = static_cast<unsigned char>(s[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    // Sequence length, bits of the lead byte and smallest code point it may encode.
+    size_t len;
+    uint32_t cp, smallest;
+    if (lead >= 0xC0 && lead < 0xE0) {
+      len = 2, cp = lead & 0x1Fu, smallest = 0x80;
+    } else if (lead >= 0xE0 && lead < 0xF0) {
+      len = 3, cp = lead & 0x0Fu, smallest = 0x800;
+    } else if (lead >= 0xF0 && lead < 0xF8) {
+      len = 4, cp = lead & 0x07u, smallest = 0x10000;
+    } else {
+      return i;  // a continuation byte without a lead, or 0xF8..0xFF
+    }
+    if (s.size() - i < len) return i;
+    for (size_t k = 1; k < len; ++k) {
+      auto c = static_cast<unsigned char>(s[i + k]);
+      if ((c & 0xC0u) != 0x80u) return i;
+      cp = (cp << 6) | (c & 0x3Fu);
+    }
+    bool surrogate = cp >= 0xD800 && cp <= 0xDFFF;
+    if (cp < smallest || cp > 0x10FFFF || surrogate) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+bool TextLines::next(std::string_view* line) {
+  if (pos_ >= text_.size()) return false;
+  size_t end = text_.find('\n', pos_);
+  if (end == std::string_view::npos) end = text_.size();
+  std::string_view l = text_.substr(pos_, end - pos_);
+  if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+  pos_ = end + 1;
+  ++line_no_;
+  *line = l;
+  return true;
+}
+
+Status check_trace_line(std::string_view line, const std::string& where, const char* unit) {
+  size_t bad = first_invalid_utf8(line);
+  if (bad != std::string_view::npos) {
+    return Status::error(fmt::format("{}: invalid UTF-8 (byte 0x{:02x} at column {})", where,
+                                     static_cast<unsigned char>(line[bad]), bad + 1));
+  }
+  if (line.find_first_not_of(" \t") == std::string_view::npos) {
+    return Status::error(
+        fmt::format("{}: blank line (the format holds exactly one {} per line)", where, unit));
+  }
+  return Status::ok();
+}
+
+}  // namespace sim::workload
