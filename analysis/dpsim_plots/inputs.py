@@ -1,0 +1,320 @@
+"""Reading and checking dpsim's JSON outputs. Standard library only (no matplotlib).
+
+load(path) reads one file, detects its kind and returns a Run, a Sweep or a Capacity holding only the
+fields the figures use, already checked. Any problem raises InputError whose message names the file,
+the JSON path and what was expected, e.g.
+    out/r.json: summary.jct_s: expected a number >= 0, got "fast"
+Keys the figures do not use are ignored, so newer outputs with extra keys still plot.
+
+Kinds:
+  run result       no "kind" key; has "summary" and "resources" (dpsim run)
+  sweep summary    "kind": "sweep"     (dpsim sweep: summary.json)
+  capacity result  "kind": "capacity"  (online capacity search: one point per APS tried)
+"""
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+
+# Resource classes of a run result, in the order the figures show them.
+RESOURCE_CLASSES = ("snic", "cnic", "dram", "pcie", "storage", "gpu")
+
+
+class InputError(Exception):
+    """A file that is not a readable dpsim output; str(e) is the whole message."""
+
+
+@dataclass
+class Link:
+    role: str  # "prefill" | "decode"
+    node: int
+    gpu: object  # int or None
+    direction: object  # "in", "out", "read", "write", "shared" or None (GPUs)
+    utilization: float  # mean over the run, fraction of capacity
+    series: list  # utilisation per series interval (may be empty)
+
+    def label(self):
+        parts = [self.role, "n%d" % self.node]
+        if self.gpu is not None:
+            parts.append("g%d" % self.gpu)
+        if self.direction is not None:
+            parts.append(str(self.direction))
+        return " ".join(parts)
+
+
+@dataclass
+class Run:
+    path: str
+    name: str
+    model: str
+    prefill_nodes: int
+    decode_nodes: int
+    agents: int
+    read_path: str
+    scheduler: str
+    layerwise: object  # bool or None when absent
+    mode: str  # "offline" | "online"
+    aps: object  # agents/s (float) or None
+    interval_s: float  # series interval; 0 = no series
+    jct_s: float
+    complete: bool
+    ttft_s: dict  # percentile -> s
+    tpot_s: dict
+    ttft_breakdown_s: dict  # component -> mean s, file order
+    resources: dict = field(default_factory=dict)  # class -> [Link]
+
+    def has_series(self):
+        """True when some link has a utilisation time series (timeseries_interval_s > 0)."""
+        return self.interval_s > 0 and any(link.series for links in self.resources.values() for link in links)
+
+
+@dataclass
+class SweepPoint:
+    name: str
+    P: int
+    D: int
+    pd: float
+    sets: dict
+    jct_s: object  # float or None
+    utilization: dict  # resource class -> fraction or None
+    bottleneck: object
+    bottleneck_free: object  # bool or None
+    first_saturated: object
+
+
+@dataclass
+class Sweep:
+    path: str
+    scenario: str
+    analytic: tuple  # (pd_min, pd_max), each float or None
+    measured: tuple
+    points: list
+
+
+@dataclass
+class CapacityPoint:
+    aps: float
+    meets_slo: object  # bool or None
+    ttft_s: dict
+    tpot_s: dict
+    ttft_breakdown_s: dict
+
+
+@dataclass
+class Capacity:
+    path: str
+    scenario: str
+    slo_ttft_s: object  # float or None
+    slo_tpot_s: object
+    capacity_aps: object
+    points: list
+
+
+_EXPECTED_KINDS = ('a dpsim run result (an object with "summary" and "resources"), a sweep summary '
+                   '("kind": "sweep") or a capacity result ("kind": "capacity")')
+
+
+def _show(value):
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _join(prefix, key):
+    if isinstance(key, int):
+        return "%s[%d]" % (prefix, key)
+    return "%s.%s" % (prefix, key) if prefix else key
+
+
+class _Doc:
+    """Typed access to one parsed file; every failure names the file and the JSON path."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def fail(self, where, expected, got):
+        raise InputError("%s: %s: expected %s, got %s" % (self.path, where, expected, got))
+
+    def get(self, obj, prefix, key, kind, default=KeyError, **kw):
+        where = _join(prefix, key)
+        if key not in obj:
+            if default is not KeyError:
+                return default
+            self.fail(where, _describe(kind, **kw), "nothing (key missing)")
+        return self.check(obj[key], where, kind, **kw)
+
+    def check(self, value, where, kind, minimum=None, positive=False, nullable=False):
+        if value is None and nullable:
+            return None
+        expected = _describe(kind, minimum=minimum, positive=positive, nullable=nullable)
+        is_num = isinstance(value, (int, float)) and not isinstance(value, bool)
+        ok = {
+            "object": isinstance(value, dict),
+            "array": isinstance(value, list),
+            "string": isinstance(value, str),
+            "bool": isinstance(value, bool),
+            "number": is_num and math.isfinite(value),
+            "integer": is_num and math.isfinite(value) and float(value).is_integer(),
+        }[kind]
+        if ok and ((minimum is not None and value < minimum) or (positive and value <= 0)):
+            ok = False
+        if not ok:
+            self.fail(where, expected, _show(value))
+        return int(value) if kind == "integer" else value
+
+    def numbers(self, obj, prefix, key, nullable=False):
+        """An object of name -> number (file order kept)."""
+        table = self.get(obj, prefix, key, "object")
+        where = _join(prefix, key)
+        return {k: self.check(v, _join(where, k), "number", nullable=nullable) for k, v in table.items()}
+
+
+def _describe(kind, minimum=None, positive=False, nullable=False):
+    text = {"object": "an object", "array": "an array", "string": "a string", "bool": "true or false",
+            "number": "a number", "integer": "an integer"}[kind]
+    if minimum is not None:
+        text += " >= %g" % minimum
+    if positive:
+        text += " > 0"
+    return text + (" or null" if nullable else "")
+
+
+def load(path):
+    """Reads one file and returns a Run, a Sweep or a Capacity. Raises InputError."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            root = json.load(f)
+    except OSError as e:
+        raise InputError("%s: cannot open: %s" % (path, e.strerror or e)) from None
+    except UnicodeDecodeError:
+        raise InputError("%s: not a JSON file (not UTF-8 text); expected %s"
+                         % (path, _EXPECTED_KINDS)) from None
+    except ValueError as e:
+        raise InputError("%s: not valid JSON (%s); expected %s" % (path, e, _EXPECTED_KINDS)) from None
+    if not isinstance(root, dict):
+        raise InputError("%s: top level: expected %s, got %s" % (path, _EXPECTED_KINDS, _show(root)))
+    doc = _Doc(path)
+    if "kind" in root:
+        kind = root["kind"]
+        if kind == "sweep":
+            return _sweep(doc, root)
+        if kind == "capacity":
+            return _capacity(doc, root)
+        doc.fail("kind", '"sweep" or "capacity" (run results have no "kind")', _show(kind))
+    if "summary" in root and "resources" in root:
+        return _run(doc, root)
+    keys = ", ".join(sorted(root)[:8]) or "none"
+    raise InputError("%s: expected %s; its top-level keys are: %s" % (path, _EXPECTED_KINDS, keys))
+
+
+def _run(doc, root):
+    summary = doc.get(root, "", "summary", "object")
+    scenario = doc.get(root, "", "scenario", "object")
+    cluster = doc.get(scenario, "scenario", "cluster", "object")
+    workload = doc.get(scenario, "scenario", "workload", "object")
+    policy = doc.get(scenario, "scenario", "policy", "object")
+    outputs = doc.get(scenario, "scenario", "outputs", "object", default={})
+    mode = doc.get(workload, "scenario.workload", "mode", "string", default="offline")
+    aps = doc.get(workload, "scenario.workload", "aps", "number", default=None, positive=True)
+    run = Run(
+        path=doc.path,
+        name=doc.get(scenario, "scenario", "name", "string", default=os.path.basename(doc.path)),
+        model=doc.get(scenario, "scenario", "model", "string", default=""),
+        prefill_nodes=doc.get(cluster, "scenario.cluster", "prefill_nodes", "integer", minimum=1),
+        decode_nodes=doc.get(cluster, "scenario.cluster", "decode_nodes", "integer", minimum=1),
+        agents=doc.get(workload, "scenario.workload", "agents", "integer", minimum=1),
+        read_path=doc.get(policy, "scenario.policy", "read_path", "string"),
+        scheduler=doc.get(policy, "scenario.policy", "scheduler", "string", default=""),
+        layerwise=doc.get(policy, "scenario.policy", "layerwise", "bool", default=None),
+        mode=mode,
+        aps=aps if mode == "online" else None,
+        interval_s=doc.get(outputs, "scenario.outputs", "timeseries_interval_s", "number", default=0.0,
+                           minimum=0),
+        jct_s=doc.get(summary, "summary", "jct_s", "number", minimum=0),
+        complete=doc.get(root, "", "complete", "bool", default=True),
+        ttft_s=doc.numbers(summary, "summary", "ttft_s"),
+        tpot_s=doc.numbers(summary, "summary", "tpot_s"),
+        ttft_breakdown_s=doc.numbers(summary, "summary", "ttft_breakdown_s"),
+    )
+    resources = doc.get(root, "", "resources", "object")
+    for cls, entries in resources.items():
+        where = _join("resources", cls)
+        doc.check(entries, where, "array")
+        links = []
+        for i, entry in enumerate(entries):
+            at = _join(where, i)
+            doc.check(entry, at, "object")
+            series = doc.get(entry, at, "series", "array", default=[])
+            links.append(Link(
+                role=doc.get(entry, at, "role", "string"),
+                node=doc.get(entry, at, "node", "integer", minimum=0),
+                gpu=doc.get(entry, at, "gpu", "integer", default=None, minimum=0),
+                direction=doc.get(entry, at, "direction", "string", default=None),
+                utilization=doc.get(entry, at, "utilization", "number", minimum=0),
+                series=[doc.check(v, _join(_join(at, "series"), k), "number") for k, v in enumerate(series)],
+            ))
+        run.resources[cls] = links
+    return run
+
+
+def _range(doc, root, key):
+    value = doc.get(root, "", key, "object", default=None, nullable=True)
+    if value is None:
+        return (None, None)
+    return tuple(doc.get(value, key, k, "number", default=None, nullable=True, minimum=0)
+                 for k in ("pd_min", "pd_max"))
+
+
+def _sweep(doc, root):
+    points = doc.get(root, "", "points", "array")
+    if not points:
+        doc.fail("points", "a non-empty array", "[]")
+    out = []
+    for i, p in enumerate(points):
+        at = _join("points", i)
+        doc.check(p, at, "object")
+        big_p = doc.get(p, at, "P", "integer", minimum=1)
+        big_d = doc.get(p, at, "D", "integer", minimum=1)
+        sets = doc.get(p, at, "sets", "object", default={})
+        out.append(SweepPoint(
+            name=doc.get(p, at, "name", "string", default="p%d-d%d" % (big_p, big_d)),
+            P=big_p, D=big_d,
+            pd=doc.get(p, at, "pd", "number", default=big_p / big_d, positive=True),
+            sets={k: sets[k] for k in sorted(sets)},
+            jct_s=doc.get(p, at, "jct_s", "number", default=None, nullable=True, minimum=0),
+            utilization=doc.numbers(p, at, "utilization", nullable=True),
+            bottleneck=doc.get(p, at, "bottleneck", "string", default=None, nullable=True),
+            bottleneck_free=doc.get(p, at, "bottleneck_free", "bool", default=None, nullable=True),
+            first_saturated=doc.get(p, at, "first_saturated", "string", default=None, nullable=True),
+        ))
+    return Sweep(path=doc.path, scenario=doc.get(root, "", "scenario", "string", default=""),
+                 analytic=_range(doc, root, "analytic_range"), measured=_range(doc, root, "measured_range"),
+                 points=out)
+
+
+def _capacity(doc, root):
+    slo = doc.get(root, "", "slo", "object", default={})
+    points = doc.get(root, "", "points", "array")
+    if not points:
+        doc.fail("points", "a non-empty array", "[]")
+    out = []
+    for i, p in enumerate(points):
+        at = _join("points", i)
+        doc.check(p, at, "object")
+        out.append(CapacityPoint(
+            aps=doc.get(p, at, "aps", "number", positive=True),
+            meets_slo=doc.get(p, at, "meets_slo", "bool", default=None, nullable=True),
+            ttft_s=doc.numbers(p, at, "ttft_s"),
+            tpot_s=doc.numbers(p, at, "tpot_s"),
+            ttft_breakdown_s=doc.numbers(p, at, "ttft_breakdown_s") if "ttft_breakdown_s" in p else {},
+        ))
+    out.sort(key=lambda q: q.aps)
+
+    def optional_positive(obj, prefix, key):
+        return doc.get(obj, prefix, key, "number", default=None, nullable=True, positive=True)
+
+    return Capacity(path=doc.path, scenario=doc.get(root, "", "scenario", "string", default=""),
+                    slo_ttft_s=optional_positive(slo, "slo", "ttft_s"),
+                    slo_tpot_s=optional_positive(slo, "slo", "tpot_s"),
+                    capacity_aps=optional_positive(root, "", "capacity_aps"),
+                    points=out)
