@@ -25,6 +25,24 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
+// balance: DualPath §7.5's two load-balance measures, whole-run and over time.
+//   snic_max_avg        max/avg traffic across the storage NICs per window, averaged over the windows
+//                       with traffic; snic_max_avg_series: the same per series interval
+//   attention_max_avg   max/avg attention time across the GPUs of a DP-attention group per forward pass,
+//                       averaged over the passes that start in the first 5% of the run (null when every
+//                       group is one GPU: cluster.prefill_dp_group_gpus = 1); _series per series interval
+nlohmann::json balance_json(const metrics::LinkStats& links, const engine::Recorder& rec,
+                            const config::OutputConfig& out, double jct) {
+  constexpr double kFirstPart = 0.05;
+  const double interval = out.timeseries_interval_s;
+  return {{"window_s", out.window_s},
+          {"snic_max_avg", links.snic_max_avg()},
+          {"snic_max_avg_series", metrics::interval_means(links.snic_ratio_windows(), interval, jct)},
+          {"attention_max_avg", metrics::mean_until(rec.attention_balance, kFirstPart * jct)},
+          {"attention_max_avg_series", metrics::interval_means(rec.attention_balance, interval, jct)},
+          {"series_interval_s", interval}};
+}
+
 const char* role_name(platform::NodeRole r) {
   return r == platform::NodeRole::kPrefill ? "prefill" : "decode";
 }
@@ -169,7 +187,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   }
   j["resource_classes"] = cls;
   j["bottleneck"] = {{"resource", best}, {"utilization", best_u}};
-  j["balance"] = {{"snic_max_avg", links.snic_max_avg()}, {"window_s", sc.outputs.window_s}};
+  j["balance"] = balance_json(links, rec, sc.outputs, rec.last_done);
   double buffer_peak = 0;
   for (const auto& n : cluster.nodes()) buffer_peak = std::max(buffer_peak, n.buffer_peak);
   j["invariants"] = {
@@ -184,7 +202,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
       {"dram_buffer_peak_bytes", buffer_peak}};
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const double activities =
-      static_cast<double>(links.transfers() + rec.compute_activities + rec.decode_plans);
+      static_cast<double>(links.transfers()) + static_cast<double>(rec.timed_activities);
   // Wall-clock figures and simulator work counters (not part of the deterministic result).
   j["run_info"] = {{"wall_s", wall},
                    {"turns_per_wall_s", wall > 0 ? rec.turns_completed / wall : 0},

@@ -24,11 +24,14 @@ struct References {
   std::string trace;
 };
 
-// An integer >= lo that fits in an int (the message reads "an integer >= lo" unless it is too large).
-int count(JsonReader& r, const char* key, int def, int lo) {
+// Largest P and D: a bound far above any real cluster, so that nodes x GPUs per node (<= 64) fits an int.
+constexpr int kMaxNodesPerRole = 1000000;
+
+// An integer in [lo, hi] (the message reads "an integer >= lo" unless it is too large).
+int count(JsonReader& r, const char* key, int def, int lo, int hi = INT32_MAX) {
   int64_t x = r.integer(key, def, lo);
-  if (x > INT32_MAX) {
-    r.fail(key, fmt::format("an integer >= {} and <= {}", lo, INT32_MAX), r.raw(key));
+  if (x > hi) {
+    r.fail(key, fmt::format("an integer >= {} and <= {}", lo, hi), r.raw(key));
     return def;
   }
   return static_cast<int>(x);
@@ -36,9 +39,10 @@ int count(JsonReader& r, const char* key, int def, int lo) {
 
 void read_cluster(JsonReader& r, ClusterConfig& c) {
   const ClusterConfig def;
-  c.prefill_nodes = count(r, "prefill_nodes", def.prefill_nodes, 1);
-  c.decode_nodes = count(r, "decode_nodes", def.decode_nodes, 1);
+  c.prefill_nodes = count(r, "prefill_nodes", def.prefill_nodes, 1, kMaxNodesPerRole);
+  c.decode_nodes = count(r, "decode_nodes", def.decode_nodes, 1, kMaxNodesPerRole);
   c.dram_buffer_bytes = r.positive("dram_buffer_bytes", def.dram_buffer_bytes);
+  c.prefill_dp_group_gpus = count(r, "prefill_dp_group_gpus", def.prefill_dp_group_gpus, 1);
 }
 
 void read_workload(JsonReader& r, WorkloadConfig& w, std::string& trace) {
@@ -63,6 +67,8 @@ void read_policy(JsonReader& r, PolicyConfig& p) {
   p.batching = r.one_of("batching", def.batching, {"quota", "fifo"});
   p.compute_quota_s = r.positive("compute_quota_s", def.compute_quota_s);
   p.fetch_period_s = r.positive("fetch_period_s", def.fetch_period_s);
+  p.alpha_tokens = r.non_negative("alpha_tokens", def.alpha_tokens);
+  p.beta_tokens = r.non_negative("beta_tokens", def.beta_tokens);
   p.persist_block_tokens = count(r, "persist_block_tokens", def.persist_block_tokens, 1);
   p.persist_append = r.boolean("persist_append", def.persist_append);
 }
@@ -71,6 +77,7 @@ void read_sim(JsonReader& r, SimConfig& s) {
   const SimConfig def;
   s.layer_group = count(r, "layer_group", def.layer_group, 0);
   s.read_depth = count(r, "read_depth", def.read_depth, 1);
+  s.persist_interval_s = r.non_negative("persist_interval_s", def.persist_interval_s);
   s.time_limit_s = r.non_negative("time_limit_s", def.time_limit_s);
   s.progress = r.boolean("progress", def.progress);
 }
@@ -158,7 +165,8 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
   j["model"] = refs.model;
   j["cluster"] = {{"prefill_nodes", sc.cluster.prefill_nodes},
                   {"decode_nodes", sc.cluster.decode_nodes},
-                  {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes}};
+                  {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
+                  {"prefill_dp_group_gpus", sc.cluster.prefill_dp_group_gpus}};
   j["workload"] = {{"mode", w.mode},
                    {"trace", refs.trace},
                    {"generator",
@@ -174,10 +182,13 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                  {"batching", p.batching},
                  {"compute_quota_s", p.compute_quota_s},
                  {"fetch_period_s", p.fetch_period_s},
+                 {"alpha_tokens", p.alpha_tokens},
+                 {"beta_tokens", p.beta_tokens},
                  {"persist_block_tokens", p.persist_block_tokens},
                  {"persist_append", p.persist_append}};
   j["sim"] = {{"layer_group", sc.sim.layer_group},
               {"read_depth", sc.sim.read_depth},
+              {"persist_interval_s", sc.sim.persist_interval_s},
               {"time_limit_s", sc.sim.time_limit_s},
               {"progress", sc.sim.progress}};
   j["outputs"] = {{"results", sc.outputs.results},
@@ -216,8 +227,8 @@ Status attribute_to_override(Status s, const std::string& file, const std::vecto
   return s;
 }
 
-StatusOr<ScenarioConfig> load(const std::string& path, const std::vector<std::string>& overrides) {
-  StatusOr<nlohmann::json> doc = read_json_file(path);
+StatusOr<ScenarioConfig> load(StatusOr<nlohmann::json> doc, const std::string& path,
+                              const std::vector<std::string>& overrides) {
   if (!doc) return doc.status();
   for (const std::string& assignment : overrides) {
     Status s = apply_override(*doc, assignment);
@@ -256,8 +267,15 @@ StatusOr<ScenarioConfig> load(const std::string& path, const std::vector<std::st
 }  // namespace
 
 StatusOr<ScenarioConfig> load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  StatusOr<ScenarioConfig> sc = load(path, overrides);
+  StatusOr<ScenarioConfig> sc = load(read_json_file(path), path, overrides);
   if (!sc) return attribute_to_override(sc.status(), path, overrides);
+  return sc;
+}
+
+StatusOr<ScenarioConfig> parse_scenario(const std::string& text, const std::string& name,
+                                        const std::vector<std::string>& overrides) {
+  StatusOr<ScenarioConfig> sc = load(parse_json_object(text, name), name, overrides);
+  if (!sc) return attribute_to_override(sc.status(), name, overrides);
   return sc;
 }
 

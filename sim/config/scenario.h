@@ -18,6 +18,7 @@ struct ClusterConfig {
   int prefill_nodes = 2;            // P
   int decode_nodes = 4;             // D
   double dram_buffer_bytes = 80e9;  // per node: PE/DE buffer capacity (DualPath §A.4: 80 GB for DeepSeek)
+  int prefill_dp_group_gpus = 1;    // EP models: PE GPUs that run each layer together (DP attention)
 };
 
 struct GeneratorConfig {
@@ -42,14 +43,17 @@ struct PolicyConfig {
   std::string batching = "quota";  // quota | fifo
   double compute_quota_s = 0.3;    // DualPath §A.4
   double fetch_period_s = 0.05;    // scheduler fetch period (not given by the paper)
+  double alpha_tokens = 0;         // dualpath scheduler: short-read-queue threshold; 0 = 3 s of reads
+  double beta_tokens = 0;          // dualpath scheduler: PE unfinished-token cap; 0 = 5 s of prefill
   int persist_block_tokens = 64;   // decode persistence granularity
   bool persist_append = true;      // the DE persists the appended tokens' KV too
 };
 
 struct SimConfig {
-  int layer_group = 0;      // layers simulated together; 0 = automatic
-  int read_depth = 4;       // storage reads in flight per node
-  double time_limit_s = 0;  // 0 = none
+  int layer_group = 0;  // layers simulated together; 0 = fluid pipeline (sim/engine/forward_pass.h)
+  double persist_interval_s = 2.0;  // a DE's persistence writes are coalesced over this long; 0 = none
+  int read_depth = 4;               // storage reads in flight per node
+  double time_limit_s = 0;          // 0 = none
   bool progress = true;
 };
 
@@ -80,5 +84,10 @@ struct ScenarioConfig {
 // to the scenario's directory, then to the project root), and validates everything. Errors name the
 // file and the JSON path.
 StatusOr<ScenarioConfig> load_scenario(const std::string& path, const std::vector<std::string>& overrides);
+// The same from the text of a scenario file. `name` stands for the scenario file: in messages, as the
+// default scenario name (its stem) and as the directory that relative references are resolved from. The
+// only files read are the hardware and model files the scenario references.
+StatusOr<ScenarioConfig> parse_scenario(const std::string& text, const std::string& name,
+                                        const std::vector<std::string>& overrides);
 
 }  // namespace sim::config

@@ -6,14 +6,11 @@
 #include "sim/core/check.h"
 #include "sim/cost/compute_model.h"
 #include "sim/engine/sg_compat.h"
+#include "sim/policy/dualpath/thresholds.h"
 
 namespace sim::engine {
 
 namespace sg4 = simgrid::s4u;
-
-namespace {
-constexpr int kAutoLayerGroups = 8;  // sim.layer_group = 0: the layers are simulated in this many groups
-}
 
 Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandles& h,
                  const std::vector<workload::Agent>& agents,
@@ -30,9 +27,6 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
   const auto& m = sc.model;
   kv_token_ = cost::kv_bytes_per_token(m);
   kv_token_layer_ = cost::kv_bytes_per_token_layer(m);
-  const int k =
-      sc.sim.layer_group > 0 ? sc.sim.layer_group : (m.layers + kAutoLayerGroups - 1) / kAutoLayerGroups;
-  layer_groups_ = (m.layers + k - 1) / k;
   const int g_all = h.gpus_per_node;
   pe_hbm_kv_ =
       cost::hbm_kv_bytes_per_gpu(m, sc.hardware, cost::weight_shards_for_role(m, h.prefill_nodes * g_all));
@@ -59,7 +53,6 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
         de.id = static_cast<int>(des_.size());
         de.node = n;
         de.gpu = j;
-        de.hbm_free = de_hbm_kv_;
         de.cv_loader = sg4::ConditionVariable::create();
         de.cv_decode = sg4::ConditionVariable::create();
         de.cv_persist = sg4::ConditionVariable::create();
@@ -67,6 +60,36 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
       }
     }
   }
+  // DP-attention groups: an EP model's PEs run their passes in groups of prefill_dp_group_gpus
+  // consecutive GPUs (node-major numbering: a group of g fills one node); other models alone.
+  const int group_gpus = m.weight_shards > 1 ? sc.cluster.prefill_dp_group_gpus : 1;
+  for (auto& pe : pes_) {
+    pe.pass_group = pe.id / group_gpus;
+    if (pe.pass_group >= static_cast<int>(pass_groups_.size())) pass_groups_.resize(pe.pass_group + 1);
+    pass_groups_[pe.pass_group].push_back(pe.id);
+    pe.cv = pes_[pass_groups_[pe.pass_group].front()].cv;
+  }
+  // Scheduling groups: the engines of one node.
+  pe_sched_groups_.resize(h.prefill_nodes);
+  de_sched_groups_.resize(h.decode_nodes);
+  for (const auto& pe : pes_) pe_sched_groups_[pe.node].push_back(pe.id);
+  for (const auto& de : des_) de_sched_groups_[de.node - h.prefill_nodes].push_back(de.id);
+  de_private_.resize(h.decode_nodes);
+  de_private_tok_.assign(h.decode_nodes, 0.0);
+  pe_dirty_.assign(h.prefill_nodes, 0);
+  de_dirty_.assign(h.decode_nodes, 0);
+  for (int i = 0; i < h.prefill_nodes; ++i) pe_fetch_cv_.push_back(sg4::ConditionVariable::create());
+  for (int i = 0; i < h.decode_nodes; ++i) de_fetch_cv_.push_back(sg4::ConditionVariable::create());
+  policy::SchedulerContext ctx;
+  ctx.alpha_tokens = policy::dualpath::resolve_threshold(sc.policy.alpha_tokens,
+                                                         policy::dualpath::alpha_tokens(sc.hardware, m));
+  ctx.beta_tokens = policy::dualpath::resolve_threshold(sc.policy.beta_tokens,
+                                                        policy::dualpath::beta_tokens(sc.hardware, m));
+  ctx.kv_bytes_per_token = kv_token_;
+  scheduler_->configure(ctx);
+  for (const auto& pe : pes_) view_.pes.push_back({pe.id, pe.node, 0, 0, 0});
+  for (const auto& de : des_) view_.des.push_back({de.id, de.node, 0, 0, de_hbm_kv_});
+  view_.read_q.assign(nodes_.size(), 0.0);
   next_turn_.assign(agents.size(), 0);
   context_.assign(agents.size(), 0.0);
   agents_left_ = static_cast<int>(agents.size());
@@ -87,8 +110,16 @@ void Cluster::start() {
   for (auto& n : nodes_)
     for (int l = 0; l < sc_.sim.read_depth; ++l)
       engine::spawn("reader", h_.nodes[n.id].storage, [this, id = n.id]() { read_lane(id); });
-  for (auto& pe : pes_)
-    engine::spawn("pe", h_.nodes[pe.node].gpus[pe.gpu], [this, id = pe.id]() { prefill_loop(id); });
+  for (int g = 0; g < static_cast<int>(pass_groups_.size()); ++g) {
+    const auto& pe = pes_[pass_groups_[g].front()];
+    engine::spawn("pe", h_.nodes[pe.node].gpus[pe.gpu], [this, g]() { prefill_loop(g); });
+  }
+  if (scheduler_->queued()) {
+    for (int g = 0; g < static_cast<int>(pe_sched_groups_.size()); ++g)
+      engine::spawn_daemon("pe-fetch", h_.nodes[g].dram, [this, g]() { pe_fetcher(g); });
+    for (int g = 0; g < static_cast<int>(de_sched_groups_.size()); ++g)
+      engine::spawn_daemon("de-fetch", h_.nodes[h_.prefill_nodes + g].dram, [this, g]() { de_fetcher(g); });
+  }
   for (auto& de : des_) {
     sg4::Host* host = h_.nodes[de.node].gpus[de.gpu];
     engine::spawn("de-loader", host, [this, id = de.id]() { decode_loader(id); });
@@ -114,13 +145,8 @@ void Cluster::start() {
   });
 }
 
-policy::ClusterView Cluster::view() const {
-  policy::ClusterView v;
-  v.now = engine::now();
-  for (const auto& pe : pes_) v.pes.push_back({pe.id, pe.node, pe.seq, pe.tok, 0});
-  for (const auto& de : des_) v.des.push_back({de.id, de.node, de.seq, de.tok, de.hbm_free});
-  for (const auto& n : nodes_) v.read_q.push_back(n.read_q_tokens);
-  return v;
+double Cluster::engine_now() {
+  return engine::now();
 }
 
 void Cluster::issue_turn(int agent) {
@@ -135,28 +161,44 @@ void Cluster::issue_turn(int agent) {
   r.gen = std::max(1, t.gen);
   r.t_issue = engine::now();
   context_[agent] += t.append + t.gen;
-
-  const policy::ClusterView v = view();
-  const policy::RequestInfo info{0, r.hit, r.miss, r.gen};
-  const policy::Placement p = scheduler_->place(info, v);
+  const RequestId id = table_.add(r);
+  rec_->peak_in_flight = std::max(rec_->peak_in_flight, table_.in_flight());
+  if (scheduler_->queued()) {
+    pe_queue_.push_back(id);
+    for (int g = 0; g < static_cast<int>(pe_sched_groups_.size()); ++g) mark_pe_group(g);
+    return;
+  }
+  const policy::Placement p = scheduler_->place(info(id), view());
   SIM_CHECK(
       p.pe >= 0 && p.pe < static_cast<int>(pes_.size()) && p.de >= 0 && p.de < static_cast<int>(des_.size()),
       "scheduler placed a request on PE {} / DE {}", p.pe, p.de);
-  r.pe = p.pe;
-  r.de = p.de;
-  const policy::ReadDecision d = read_path_->choose(info, v.pes[p.pe], v.des[p.de], v);
-  r.pe_fraction = d.pe_fraction;
-  r.zero_cost = d.zero_cost;
-  PrefillEngineState& pe = pes_[r.pe];
-  DecodeEngineState& de = des_[r.de];
-  pe.seq++;
-  pe.tok += r.hit + r.miss;
-  de.seq++;
-  de.tok += r.hit + r.miss + r.gen;
+  assign(id, p.pe, p.de);
+  start_reads(id);
+}
 
-  const RequestId id = table_.add(r);
-  rec_->peak_in_flight = std::max(rec_->peak_in_flight, table_.in_flight());
+policy::RequestInfo Cluster::info(RequestId id) const {
+  const Request& r = table_[id];
+  return {id, r.hit, r.miss, r.gen};
+}
+
+void Cluster::assign(RequestId id, int pe_id, int de_id) {
+  Request& r = table_[id];
+  r.pe = pe_id;
+  r.de = de_id;
+  pe_load(pe_id).seq++;
+  pe_load(pe_id).tok += r.hit + r.miss;
+  de_load(de_id).seq++;
+  de_load(de_id).tok += r.hit + r.miss + r.gen;
+}
+
+void Cluster::start_reads(RequestId id) {
   Request& q = table_[id];
+  const policy::ClusterView& v = view();
+  const policy::ReadDecision d = read_path_->choose(info(id), v.pes[q.pe], v.des[q.de], v);
+  q.pe_fraction = d.pe_fraction;
+  q.zero_cost = d.zero_cost;
+  const PrefillEngineState& pe = pes_[q.pe];
+  const DecodeEngineState& de = des_[q.de];
   if (q.zero_cost || q.hit <= 0) {
     mark_ready(id);
     return;
@@ -166,14 +208,14 @@ void Cluster::issue_turn(int agent) {
     if (share <= 0) continue;
     q.reads_pending++;
     nodes_[node].read_queue.emplace_back(id, share * q.hit * kv_token_);
-    nodes_[node].read_q_tokens += share * q.hit;
+    read_q(node) += share * q.hit;
     nodes_[node].cv->notify_all();
   }
 }
 
 void Cluster::on_read_done(RequestId id, int node, double bytes, double tokens) {
   Request& r = table_[id];
-  nodes_[node].read_q_tokens -= tokens;
+  read_q(node) -= tokens;
   rec_->hit_bytes_read += bytes;
   if (--r.reads_pending == 0) mark_ready(id);
 }
@@ -227,8 +269,9 @@ void Cluster::on_prefill_done(RequestId id) {
   Request& r = table_[id];
   r.t_first = engine::now();
   PrefillEngineState& pe = pes_[r.pe];
-  pe.seq--;
-  pe.tok -= r.hit + r.miss;
+  pe_load(r.pe).seq--;
+  pe_load(r.pe).tok -= r.hit + r.miss;
+  if (scheduler_->queued()) mark_pe_group(pe.node);
   free_buffer(pe.node, r.pe_buf_bytes);
   r.pe_buf_bytes = 0;
   DecodeEngineState& de = des_[r.de];
@@ -250,8 +293,9 @@ void Cluster::on_turn_done(RequestId id, double t_done) {
   Request& r = table_[id];
   r.t_done = t_done;
   DecodeEngineState& de = des_[r.de];
-  de.seq--;
-  de.tok -= r.hit + r.miss + r.gen;
+  de_load(r.de).seq--;
+  de_load(r.de).tok -= r.hit + r.miss + r.gen;
+  if (scheduler_->queued()) mark_de_group(de.node - h_.prefill_nodes);
   TurnSample s;
   s.ttft = static_cast<float>(r.t_first - r.t_issue);
   if (r.gen > 1) {

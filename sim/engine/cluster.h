@@ -4,7 +4,7 @@
 // routes, so link sharing comes from SimGrid.
 //
 // Life of a turn: issue -> place (scheduler) -> read side (read-path policy) -> storage read into the
-// chosen node's buffer (read lanes) -> PE forward batches (layer groups: load KV to the GPU, compute,
+// chosen node's buffer (read lanes) -> PE forward batches (layerwise: load KV to the GPU, compute,
 // push KV to the DE buffer) -> DE loader (HBM allocation, H2D) -> continuous decode batch -> done -> the
 // agent's next turn. Persistence: appended tokens' KV from the DE buffer, generated KV per full block.
 #pragma once
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/config/scenario.h"
+#include "sim/cost/compute_model.h"
 #include "sim/engine/recorder.h"
 #include "sim/engine/request.h"
 #include "sim/metrics/link_stats.h"
@@ -29,8 +30,7 @@ namespace sim::engine {
 struct NodeState {
   int id = 0;
   std::deque<std::pair<RequestId, double>> read_queue;  // (request, bytes) waiting for a lane
-  double read_q_tokens = 0;  // queued + in flight, in tokens (the scheduler's read_q)
-  double buffer_used = 0;    // DRAM buffer bytes held
+  double buffer_used = 0;                               // DRAM buffer bytes held
   double buffer_peak = 0;
   int reads_in_flight = 0;
   std::vector<int> waiting_pes;  // PEs whose ready requests wait for room in this (decode) node's buffer
@@ -39,11 +39,16 @@ struct NodeState {
 
 struct PrefillEngineState {
   int id = 0, node = 0, gpu = 0;
+  int pass_group = 0;           // the DP-attention group whose forward passes it runs in (shares its cv)
   std::deque<RequestId> ready;  // KV in a buffer: may join a forward batch
-  int seq = 0;
-  double tok = 0;
-  double busy_s = 0;  // compute time
-  simgrid::s4u::ConditionVariablePtr cv;
+  double busy_s = 0;            // compute time
+  simgrid::s4u::ConditionVariablePtr cv;  // the pass group's
+};
+
+// A request's share of a forward pass.
+struct PassItem {
+  RequestId id;
+  cost::Chunk chunk;
 };
 
 struct DecodeEngineState {
@@ -51,9 +56,6 @@ struct DecodeEngineState {
   std::deque<RequestId> waiting;  // prompt KV complete in the DE buffer: waiting for HBM + H2D
   std::vector<RequestId> joins;   // in HBM: join the batch at the next step
   std::vector<RequestId> batch;
-  double hbm_free = 0;
-  int seq = 0;
-  double tok = 0;
   double busy_s = 0;
   double persist_gpu_bytes = 0;   // generated KV waiting for D2H + persist
   double persist_dram_bytes = 0;  // appended KV in the DE buffer waiting for persist
@@ -81,14 +83,36 @@ class Cluster {
  private:
   // cluster.cpp: dispatch.
   void issue_turn(int agent);
+  // Gives a request its engines (and their loads), chooses its read side and queues its reads.
+  void assign(RequestId id, int pe, int de);
+  void start_reads(RequestId id);
+  // dispatch.cpp: queued schedulers (DualPath §6.1). Requests wait in pe_queue_, then de_queue_, then a
+  // DE group's private queue; each node's engine group fetches on the fetch period's ticks when its
+  // fetch could change something (new requests, or load left its engines).
+  void pe_fetcher(int node_group);
+  void de_fetcher(int node_group);
+  void wait_fetch_tick();
+  void mark_pe_group(int group);
+  void mark_de_group(int group);
+  policy::RequestInfo info(RequestId id) const;
   void on_read_done(RequestId id, int node, double bytes, double tokens);
   void mark_ready(RequestId id);
   void on_prefill_done(RequestId id);
   void on_turn_done(RequestId id, double t_done);
-  policy::ClusterView view() const;
+  // The policies' view: kept current as loads change (seq, tok, free HBM, read queues), never rebuilt.
+  const policy::ClusterView& view() {
+    view_.now = engine_now();
+    return view_;
+  }
+  static double engine_now();
+  policy::EngineLoad& pe_load(int pe) { return view_.pes[pe]; }
+  policy::EngineLoad& de_load(int de) { return view_.des[de]; }
+  double& read_q(int node) { return view_.read_q[node]; }
   // Actors.
-  void read_lane(int node);    // storage_reader.cpp
-  void prefill_loop(int pe);   // prefill_engine.cpp
+  void read_lane(int node);           // storage_reader.cpp
+  void prefill_loop(int pass_group);  // prefill_engine.cpp
+  bool pe_has_work(const PrefillEngineState& pe) const;
+  void form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch, std::vector<cost::Chunk>& chunks);
   void decode_loader(int de);  // decode_engine.cpp
   void decode_loop(int de);    // decode_engine.cpp
   void persist_loop(int de);   // decode_engine.cpp
@@ -106,6 +130,7 @@ class Cluster {
   void finish();
   // Counts a timed activity (compute sleep, decode plan) in flight; the caller decrements when it ends.
   void timed_started() {
+    rec_->timed_activities++;
     rec_->timed_in_flight++;
     rec_->peak_activities = std::max(rec_->peak_activities, rec_->timed_in_flight + links_->in_flight());
   }
@@ -128,15 +153,23 @@ class Cluster {
 
   double kv_token_ = 0;        // KV bytes per token, all layers
   double kv_token_layer_ = 0;  // KV bytes per token per layer
-  int layer_groups_ = 1;
-  double pe_hbm_kv_ = 0;  // PE HBM for KV (Basic: whole batch; layerwise: one layer group)
-  double de_hbm_kv_ = 0;  // DE HBM for KV (the decode batch)
+  double pe_hbm_kv_ = 0;       // PE HBM for KV (Basic: whole batch; layerwise: two layers)
+  double de_hbm_kv_ = 0;       // DE HBM for KV (the decode batch)
   RequestTable table_;
   std::vector<int> next_turn_;   // per agent
   std::vector<double> context_;  // per agent: tokens of context so far (the next turn's hit)
   std::vector<NodeState> nodes_;
   std::vector<PrefillEngineState> pes_;
   std::vector<DecodeEngineState> des_;
+  policy::ClusterView view_;  // seq/tok per engine, free HBM per DE, read_q per node (tokens)
+  std::vector<std::vector<int>> pass_groups_;  // PEs per DP-attention group
+  // Queued scheduling: engines per node group, waiting queues, whether a group's next fetch may assign.
+  std::vector<std::vector<int>> pe_sched_groups_, de_sched_groups_;
+  std::deque<RequestId> pe_queue_, de_queue_;
+  std::vector<std::deque<RequestId>> de_private_;
+  std::vector<double> de_private_tok_;
+  std::vector<char> pe_dirty_, de_dirty_;
+  std::vector<simgrid::s4u::ConditionVariablePtr> pe_fetch_cv_, de_fetch_cv_;
   int agents_left_ = 0;
   bool finished_ = false;
   bool timed_out_ = false;

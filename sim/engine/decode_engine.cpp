@@ -5,7 +5,8 @@
 //   step time from the cost model; a join wakes the actor, which finishes the step in progress and
 //   re-plans. So the batch costs O(changes) events, not O(tokens).
 // - persist: every full block of generated KV (policy.persist_block_tokens) goes D2H then to storage; the
-//   appended tokens' KV goes from the DE buffer to storage. Pending bytes are sent in aggregate.
+//   appended tokens' KV goes from the DE buffer to storage. Pending bytes are sent in aggregate, at most
+//   once per sim.persist_interval_s (what becomes pending during an interval waits for its end).
 #include <algorithm>
 #include <cmath>
 
@@ -22,18 +23,21 @@ void Cluster::decode_loader(int de_id) {
   sg4::Host* gpu = h_.nodes[de.node].gpus[de.gpu];
   sg4::Host* buf = h_.nodes[de.node].bufs[de.gpu];
   auto need = [this](const Request& r) { return (r.hit + r.miss + r.gen) * kv_token_; };
+  double& hbm_free = de_load(de_id).free_hbm;
   while (true) {
     // A request larger than the whole HBM still runs alone rather than deadlock.
     auto lock = lock_when(de.cv_loader, [&]() {
-      return de.waiting.empty() ||
-             (need(table_[de.waiting.front()]) > de.hbm_free && de.hbm_free < de_hbm_kv_ - 1);
+      return de.waiting.empty() || (!table_[de.waiting.front()].hbm_reserved &&
+                                    need(table_[de.waiting.front()]) > hbm_free && hbm_free < de_hbm_kv_ - 1);
     });
     if (finished_) return;
     const RequestId id = de.waiting.front();
     de.waiting.pop_front();
     Request& r = table_[id];
-    r.hbm_bytes = need(r);
-    de.hbm_free -= r.hbm_bytes;
+    if (!r.hbm_reserved) {  // a queued scheduler promised it when it chose this DE
+      r.hbm_bytes = need(r);
+      hbm_free -= r.hbm_bytes;
+    }
     lock.unlock();
     if (!r.zero_cost) links_->send(buf, gpu, (r.hit + r.miss) * kv_token_);
     Request& q = table_[id];
@@ -97,7 +101,7 @@ void Cluster::decode_loop(int de_id) {
       if (!r.zero_cost && full > r.persisted_tokens) persist_bytes += (full - r.persisted_tokens) * kv_token_;
       r.persisted_tokens = std::max(r.persisted_tokens, full);
       if (done) {
-        de.hbm_free += r.hbm_bytes;
+        de_load(de_id).free_hbm += r.hbm_bytes;
         on_turn_done(id, t0 + steps * tau);
       } else {
         still.push_back(id);
@@ -118,8 +122,16 @@ void Cluster::persist_loop(int de_id) {
     const double gpu_bytes = de.persist_gpu_bytes, dram_bytes = de.persist_dram_bytes;
     de.persist_gpu_bytes = de.persist_dram_bytes = 0;
     lock.unlock();
+    const double t0 = engine::now();
     links_->send(n.gpus[de.gpu], n.bufs[de.gpu], gpu_bytes);  // D2H
     links_->send(n.dram, n.storage, gpu_bytes + dram_bytes);
+    // Coalesce: what becomes pending meanwhile goes out together, one interval after this write began.
+    const double rest = t0 + sc_.sim.persist_interval_s - engine::now();
+    if (rest > 0 && !finished_) {
+      timed_started();
+      engine::sleep_for(rest);
+      rec_->timed_in_flight--;
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace sim::engine {
@@ -28,8 +29,12 @@ struct Recorder {
   size_t peak_in_flight = 0;
   int64_t compute_activities = 0;  // PE forward-pass layer groups simulated (one timed activity each)
   int64_t decode_plans = 0;        // decode batch plans (one timed activity each)
-  int timed_in_flight = 0;         // PE compute sleeps + decode plans in progress
+  int64_t timed_activities = 0;    // every timed activity (compute, decode plans, persist and fetch waits)
+  int timed_in_flight = 0;         // timed activities in progress
   size_t peak_activities = 0;      // max of transfers + timed activities in flight
+  // Per forward pass of a DP-attention group of more than one GPU: (start time, max/avg attention time
+  // over the group's GPUs). DualPath §7.5's attention balance.
+  std::vector<std::pair<float, float>> attention_balance;
 };
 
 }  // namespace sim::engine

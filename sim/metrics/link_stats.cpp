@@ -35,12 +35,22 @@ const std::vector<int>& LinkStats::route(sg4::Host* from, sg4::Host* to) {
   return routes_.emplace(std::make_pair(from, to), std::move(idx)).first->second;
 }
 
-LinkStats::Handle LinkStats::start(sg4::Host* from, sg4::Host* to, double bytes) {
+LinkStats::Handle LinkStats::start(sg4::Host* from, sg4::Host* to, double bytes, double max_rate_Bps) {
   Flow f;
   f.route = &route(from, to);
   if (bytes >= 1) {
     f.size = std::round(bytes);
-    f.comm = sg4::Comm::sendto_async(from, to, static_cast<uint64_t>(f.size));
+    if (max_rate_Bps > 0) {
+      // The rate must be set while the comm is INITED: before its ends are (setting both may start it).
+      f.comm = sg4::Comm::sendto_init();
+      f.comm->set_rate(max_rate_Bps);
+      f.comm->set_payload_size(static_cast<uint64_t>(f.size));
+      f.comm->set_source(from);
+      f.comm->set_destination(to);
+      if (f.comm->get_state() == sg4::Activity::State::INITED) f.comm->start();
+    } else {
+      f.comm = sg4::Comm::sendto_async(from, to, static_cast<uint64_t>(f.size));
+    }
     transfers_++;
   }
   Handle id;
@@ -97,8 +107,10 @@ void LinkStats::sample(double now) {
     sum_b += b;
   }
   if (sum_b > 0 && dt >= 0.1 * window_s_) {
-    snic_ratio_sum_ += max_b / (sum_b / snic_node_bytes_.size());
+    const double ratio = max_b / (sum_b / snic_node_bytes_.size());
+    snic_ratio_sum_ += ratio;
     snic_windows_++;
+    snic_ratio_windows_.emplace_back(static_cast<float>(now), static_cast<float>(ratio));
   }
   last_sample_t_ = now;
   if (series_interval_s_ > 0 && now - last_series_t_ >= series_interval_s_ * (1 - 1e-9)) {

@@ -37,8 +37,9 @@ class LinkStats {
   // REQUIRES: the platform of `h` is built. window_s > 0; series_interval_s = 0 (no series) or >= window_s.
   LinkStats(const platform::PlatformHandles& h, double window_s, double series_interval_s);
 
-  // Starts a transfer of `bytes` from `from` to `to` (bytes < 1: nothing is sent).
-  Handle start(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes);
+  // Starts a transfer of `bytes` from `from` to `to` (bytes < 1: nothing is sent). max_rate_Bps > 0 bounds
+  // its rate (a SimGrid variable bound: the flow takes at most that, less when links are shared).
+  Handle start(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, double max_rate_Bps = -1);
   // Waits for a transfer started by start() and credits its last bytes. Call once per handle.
   void wait(Handle handle);
   // start() + wait().
@@ -60,6 +61,8 @@ class LinkStats {
   // Storage NIC balance (DualPath §7.5): max/avg of per-node SNIC traffic (in + out) within each window,
   // averaged over the windows in which any SNIC carried traffic. 1.0 = perfect balance.
   double snic_max_avg() const { return snic_windows_ > 0 ? snic_ratio_sum_ / snic_windows_ : 1.0; }
+  // The same per window: (window end time, max/avg), for the windows that count.
+  const std::vector<std::pair<float, float>>& snic_ratio_windows() const { return snic_ratio_windows_; }
 
  private:
   struct Flow {
@@ -90,6 +93,7 @@ class LinkStats {
   double last_series_t_ = 0;
   std::vector<LinkResult> results_;
   double snic_ratio_sum_ = 0;
+  std::vector<std::pair<float, float>> snic_ratio_windows_;
   int snic_windows_ = 0;
 };
 

@@ -52,4 +52,33 @@ nlohmann::json latency_summary(const engine::Recorder& rec) {
   return j;
 }
 
+nlohmann::json interval_means(const std::vector<std::pair<float, float>>& samples, double interval_s,
+                              double end_s) {
+  nlohmann::json out = nlohmann::json::array();
+  if (interval_s <= 0 || end_s <= 0) return out;
+  const size_t n = static_cast<size_t>(std::ceil(end_s / interval_s - 1e-9));
+  std::vector<double> sum(n, 0.0);
+  std::vector<int> count(n, 0);
+  for (const auto& [t, v] : samples) {
+    size_t k = static_cast<size_t>(std::max(0.0, std::floor(t / interval_s)));
+    if (k >= n) k = n - 1;
+    sum[k] += v;
+    count[k]++;
+  }
+  for (size_t k = 0; k < n; ++k)
+    out.push_back(count[k] ? nlohmann::json(sum[k] / count[k]) : nlohmann::json());
+  return out;
+}
+
+nlohmann::json mean_until(const std::vector<std::pair<float, float>>& samples, double until_s) {
+  double sum = 0;
+  int count = 0;
+  for (const auto& [t, v] : samples)
+    if (t <= until_s) {
+      sum += v;
+      count++;
+    }
+  return count ? nlohmann::json(sum / count) : nlohmann::json();
+}
+
 }  // namespace sim::metrics

@@ -1,7 +1,17 @@
 // Inter-engine scheduler policies: which PE and which DE serve a request.
+//
+// Two kinds (DualPath §6.1):
+// - immediate policies (round_robin, least_tokens) place each request as it arrives: place();
+// - queued policies (dualpath) keep requests in global waiting queues; the engines of each node form a
+//   group that fetches work periodically (policy.fetch_period_s). The engine calls, per fetch,
+//   fetch_pe() for a PE group, then (for the requests it placed) route_de() and fetch_de() for the DEs.
+//   A request's read side is chosen once it has both engines.
+// Policies see only ClusterView snapshots and return decisions; the engine does the accounting.
 #pragma once
 
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "sim/policy/view.h"
 
@@ -12,11 +22,48 @@ struct Placement {
   int de = 0;  // index into ClusterView::des
 };
 
+// What queued policies need to know of the cluster, fixed for a run.
+struct SchedulerContext {
+  double alpha_tokens = 0;        // short-read-queue threshold (tokens)
+  double beta_tokens = 0;         // unfinished-token cap of a PE (tokens)
+  double kv_bytes_per_token = 0;  // DE HBM bytes a request's token occupies
+};
+
+// (index into the queue given, engine id) pairs, in assignment order; the indices are 0, 1, ..., n-1 (the
+// queue's head is taken in FIFO order).
+using Assignments = std::vector<std::pair<int, int>>;
+
 class SchedulerPolicy {
  public:
   virtual ~SchedulerPolicy() = default;
-  // REQUIRES: view has at least one PE and one DE.
+  virtual void configure(const SchedulerContext&) {}
+  // Immediate policies. REQUIRES: view has at least one PE and one DE.
   virtual Placement place(const RequestInfo& r, const ClusterView& view) = 0;
+
+  // Queued policies return true and implement the three calls below.
+  virtual bool queued() const { return false; }
+  // One PE group's fetch from the global PE queue (head first): which PE (id in view.pes, one of `group`)
+  // takes each request of a prefix of `queue`.
+  virtual Assignments fetch_pe(const std::vector<RequestInfo>& queue, const std::vector<int>& group,
+                               const ClusterView& view) {
+    (void)queue, (void)group, (void)view;
+    return {};
+  }
+  // DE phase 1: the DE group (index into `groups`) of every request of the global DE queue.
+  // `pending_tok` per group: tokens of requests already in its private queue, not yet on a DE.
+  virtual std::vector<int> route_de(const std::vector<RequestInfo>& queue,
+                                    const std::vector<std::vector<int>>& groups,
+                                    const std::vector<double>& pending_tok, const ClusterView& view) {
+    (void)queue, (void)groups, (void)pending_tok, (void)view;
+    return {};
+  }
+  // DE phase 2: one DE group's fetch from its private queue: which DE (id in view.des) takes each
+  // request of a prefix of `queue`. view.des[].free_hbm is the HBM not yet promised to any request.
+  virtual Assignments fetch_de(const std::vector<RequestInfo>& queue, const std::vector<int>& group,
+                               const ClusterView& view) {
+    (void)queue, (void)group, (void)view;
+    return {};
+  }
 };
 
 }  // namespace sim::policy

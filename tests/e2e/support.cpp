@@ -99,8 +99,8 @@ Run run_dpsim(const std::string& scenario, const std::vector<std::string>& sets,
   return run;
 }
 
-nlohmann::json run_ok(const std::string& scenario, const std::vector<std::string>& sets) {
-  const Run run = run_dpsim(scenario, sets);
+nlohmann::json run_ok(const std::string& scenario, const std::vector<std::string>& sets, double timeout_s) {
+  const Run run = run_dpsim(scenario, sets, timeout_s);
   INFO("command: " << run.command << "\nexit code " << run.exit_code << " after " << run.wall_s
                    << " s (124 = killed by the timeout: the simulation did not terminate)\nstderr: "
                    << run.stderr_text);

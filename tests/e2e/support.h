@@ -46,7 +46,8 @@ struct Run {
 Run run_dpsim(const std::string& scenario, const std::vector<std::string>& sets, double timeout_s = 30);
 
 // run_dpsim() + REQUIRE exit code 0 and a results JSON + check_invariants(). Returns the results JSON.
-nlohmann::json run_ok(const std::string& scenario, const std::vector<std::string>& sets = {});
+nlohmann::json run_ok(const std::string& scenario, const std::vector<std::string>& sets = {},
+                      double timeout_s = 30);
 
 // Checks (Catch CHECKs, each naming the quantity) the invariants of one results JSON:
 // - every turn completes: summary.turns_completed == summary.turns_total, invariants.turns_all_completed;

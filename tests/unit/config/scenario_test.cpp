@@ -99,8 +99,9 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["sim"]["read_depth"] == 4);
   CHECK(r["outputs"]["window_s"] == 1.0);
   CHECK(r["seed"] == 1);
-  CHECK(r["policy"].size() == 8);
-  CHECK(r["sim"].size() == 4);
+  CHECK(r["policy"].size() == 10);
+  CHECK(r["sim"].size() == 5);
+  CHECK(r["sim"]["persist_interval_s"] == 2.0);
   CHECK(r["workload"].size() == 6);
 }
 

@@ -1,0 +1,55 @@
+// One PE forward pass as transfers and compute: how the KV loads, the layers' compute and the KV pushes
+// to the DE buffers overlap (layerwise prefill, DualPath §4). Three granularities, one knob
+// (sim.layer_group, scenarios/README.md):
+//   whole   (Basic, no layerwise)  load every layer's KV, compute every layer, push every layer's KV;
+//   groups  (layer_group = k >= 1) layers in groups of k: group l+1's load overlaps group l's compute,
+//                                  group l's push starts right after its compute; k = 1 is the finest;
+//   fluid   (layer_group = 0)      the finest setting's pipeline as one flow per endpoint pair: the load
+//                                  of all L layers runs beside the compute, bounded (a SimGrid rate bound)
+//                                  to L layers per (L-1) layer times, the pace of a one-layer-ahead
+//                                  prefetch; the last layer's compute waits for it to end (so a slow
+//                                  network stalls the pass as it would layer by layer). The push of all L
+//                                  layers starts after layer 0's compute at the same pace, and the pass
+//                                  ends when both the compute and the push have. What this leaves out:
+//                                  the pipeline fill (layer 0's load before any compute) and drain (the
+//                                  last layer's push after all compute), one layer's transfer each, about
+//                                  1/L of a pass when the network is not the bottleneck.
+// Transfers per pass per endpoint pair: 1 (whole), ceil(L/k) (groups), 1 (fluid).
+#pragma once
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "sim/metrics/link_stats.h"
+
+namespace sim::engine {
+
+// Bytes per layer per (source, destination) host, in first-use order: the order comms start in must
+// not depend on pointer values, or runs would differ from one process to the next.
+class Flows {
+ public:
+  using Ends = std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>;
+  double& operator[](Ends ends);
+  auto begin() const { return flows_.begin(); }
+  auto end() const { return flows_.end(); }
+
+ private:
+  std::vector<std::pair<Ends, double>> flows_;
+};
+
+// Compute for `seconds` (the engine sleeps and accounts its busy time).
+using ComputeFn = std::function<void(double seconds)>;
+
+struct ForwardPass {
+  const Flows& load;   // KV bytes per layer to bring to the GPU, per source
+  const Flows& push;   // KV bytes per layer to send to DE buffers, per destination
+  double t_layer = 0;  // compute time of one layer (s)
+  int layers = 1;
+};
+
+void run_whole(metrics::LinkStats& links, const ForwardPass& fp, const ComputeFn& compute);
+void run_groups(metrics::LinkStats& links, const ForwardPass& fp, int per_group, const ComputeFn& compute);
+void run_fluid(metrics::LinkStats& links, const ForwardPass& fp, const ComputeFn& compute);
+
+}  // namespace sim::engine
