@@ -6,7 +6,7 @@ PKGS    := libsimgrid-dev nlohmann-json3-dev libcli11-dev catch2 libfmt-dev pyth
            cmake g++ make pkg-config
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test bench format clean
+.PHONY: deps configure build run test bench format clean test-sanitize fuzz
 
 deps:
 	@missing=""; for p in $(PKGS); do \
@@ -28,6 +28,38 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The whole ctest suite built with AddressSanitizer + UndefinedBehaviorSanitizer (any report fails the test).
+# SimGrid runs its actors on threads there: ASan cannot follow the default contexts' stack switches.
+ASAN_BUILD ?= build-asan
+SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+                UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 DPSIM_SG_CONTEXTS=thread
+test-sanitize: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDPSIM_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && $(SANITIZE_ENV) ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer harnesses (tests/fuzz/README.md): builds them with clang in $(FUZZ_BUILD), then runs each for
+# SECONDS on a scratch copy of its seed corpus (new inputs and crashes stay in $(FUZZ_BUILD)/fuzz-work).
+FUZZ_BUILD ?= build-fuzz
+SECONDS ?= 60
+fuzz: deps
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+	  -DDPSIM_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) --target fuzzers -j $(JOBS)
+	@failed=""; for exe in $(FUZZ_BUILD)/tests/fuzz/fuzz_*; do \
+	  [ -f "$$exe" ] && [ -x "$$exe" ] || continue; \
+	  n=$${exe##*/fuzz_}; work=$(FUZZ_BUILD)/fuzz-work/$$n; \
+	  rm -rf "$$work" && mkdir -p "$$work/corpus" "$$work/artifacts" && cp tests/fuzz/corpus/$$n/* "$$work/corpus/"; \
+	  dict=tests/fuzz/$$n.dict; [ -f "$$dict" ] || dict=tests/fuzz/json.dict; \
+	  echo "fuzz_$$n: $(SECONDS) s ..."; \
+	  "$$exe" "$$work/corpus" -dict="$$dict" -max_total_time=$(SECONDS) -timeout=10 -print_final_stats=1 \
+	    -artifact_prefix="$$work/artifacts/" </dev/null >"$$work/log" 2>&1 || failed="$$failed $$n"; \
+	  grep -E '^#[0-9]+[[:space:]]+DONE|^Done|stat::number_of_executed_units|stat::average_exec_per_sec' \
+	    "$$work/log" | sed 's/^/  /'; \
+	  ls "$$work/artifacts" | sed 's|^|  crash: '"$$work"'/artifacts/|'; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: crashes in:$$failed (logs in $(FUZZ_BUILD)/fuzz-work/<name>/log)"; exit 1; fi
 
 bench: build
 	./$(BUILD)/dpsim bench scenarios/bench --out out/bench.json

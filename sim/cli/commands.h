@@ -11,5 +11,10 @@ void add_demo_command(CLI::App& app, int* exit_code);        // demo_cmd.cpp
 void add_bottleneck_command(CLI::App& app, int* exit_code);  // bottleneck_cmd.cpp
 void add_trace_command(CLI::App& app, int* exit_code);       // trace_cmd.cpp
 void add_bench_command(CLI::App& app, int* exit_code);       // bench_cmd.cpp
+void add_sweep_command(CLI::App& app, int* exit_code);       // sweep_cmd.cpp
+void add_check_command(CLI::App& app, int* exit_code);       // check_cmd.cpp
+void add_compare_command(CLI::App& app, int* exit_code);     // report.cpp
+void add_ablation_command(CLI::App& app, int* exit_code);    // ablation_cmd.cpp
+void add_capacity_command(CLI::App& app, int* exit_code);    // capacity_cmd.cpp
 
 }  // namespace sim::cli

@@ -13,6 +13,11 @@ int main(int argc, char** argv) {
   sim::cli::add_bottleneck_command(app, &exit_code);
   sim::cli::add_trace_command(app, &exit_code);
   sim::cli::add_bench_command(app, &exit_code);
+  sim::cli::add_sweep_command(app, &exit_code);
+  sim::cli::add_check_command(app, &exit_code);
+  sim::cli::add_compare_command(app, &exit_code);
+  sim::cli::add_ablation_command(app, &exit_code);
+  sim::cli::add_capacity_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

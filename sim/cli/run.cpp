@@ -17,7 +17,10 @@
 #include "sim/platform/builder.h"
 #include "sim/policy/registry.h"
 #include "sim/workload/agents.h"
+#include "sim/workload/arrivals.h"
+#include "sim/workload/azure.h"
 #include "sim/workload/generator.h"
+#include "sim/workload/mooncake.h"
 
 namespace sim::cli {
 
@@ -88,23 +91,88 @@ void start_progress(const engine::Recorder& rec, int64_t total, std::chrono::ste
   });
 }
 
+// The turns to simulate: agents over native trajectories, or trace-replay sessions (mooncake | azure).
+struct Workload {
+  std::vector<workload::Trajectory> trajectories;  // the agents point into it
+  std::vector<workload::Agent> agents;
+  std::vector<std::vector<engine::ReplayTurn>> replay;
+  workload::WorkloadTotals totals;
+};
+
+// Trace replay: each request's hit tokens come from the trace (capped so at least one token is
+// computed), miss = input - hit, gen = output tokens; sessions and turns as the reader rebuilt them.
+void replay_sessions(const workload::RequestTrace& t, Workload& w) {
+  w.replay.assign(t.sessions, {});
+  for (const auto& q : t.requests) {
+    engine::ReplayTurn r;
+    r.arrival_s = q.arrival_s;
+    r.hit = static_cast<double>(std::min(q.hit_tokens, q.input_tokens - 1));
+    r.miss = static_cast<double>(q.input_tokens) - r.hit;
+    r.gen = static_cast<double>(std::max<int64_t>(1, q.output_tokens));
+    w.replay[q.session].push_back(r);
+    w.totals.turns++;
+    w.totals.hit_tokens += static_cast<int64_t>(r.hit);
+    w.totals.miss_tokens += static_cast<int64_t>(r.miss);
+    w.totals.gen_tokens += static_cast<int64_t>(r.gen);
+  }
+  w.replay.erase(std::remove_if(w.replay.begin(), w.replay.end(), [](const auto& s) { return s.empty(); }),
+                 w.replay.end());
+  w.totals.agents = static_cast<int64_t>(w.replay.size());
+}
+
+// A trace reader's error (which names the trace file and line), prefixed with the scenario and the field.
+Status trace_error(const config::ScenarioConfig& sc, const Status& s) {
+  return Status::error(fmt::format("{}: workload.trace: {}", sc.file, s.message()));
+}
+
+StatusOr<Workload> build_workload(const config::ScenarioConfig& sc) {
+  Workload w;
+  const auto& wc = sc.workload;
+  if (wc.trace_format != "native") {
+    auto t =
+        wc.trace_format == "mooncake" ? workload::read_mooncake(wc.trace) : workload::read_azure(wc.trace);
+    if (!t) return t.status();
+    replay_sessions(*t, w);
+    return w;
+  }
+  if (!wc.trace.empty()) {
+    auto t = workload::read_trajectories(wc.trace);
+    if (!t) return trace_error(sc, t.status());
+    w.trajectories = std::move(*t);
+  } else {
+    w.trajectories =
+        workload::generate_dataset(wc.generator.dataset, wc.generator.trajectories, wc.generator.seed);
+  }
+  w.agents = workload::build_offline_agents(w.trajectories, wc.agents, wc.max_turns,
+                                            workload::kDefaultSyntheticFirstRoundTokens, sc.seed);
+  w.totals = workload::workload_totals(w.agents);
+  return w;
+}
+
+// summary.slo, slo_attainment (the fraction of completed turns with TTFT <= slo.ttft_s and, when they
+// generate more than one token, TPOT <= slo.tpot_s) and meets_slo (not stopped by the TTFT rule, and the
+// slo.statistic of TTFT and of TPOT within the bounds; false when no turn completed).
+void slo_summary(const config::SloConfig& slo, const engine::Recorder& rec, const std::string& stopped_by,
+                 nlohmann::json& s) {
+  int64_t ok = 0;
+  for (const auto& t : rec.turns)
+    if (t.ttft <= slo.ttft_s && (t.tpot < 0 || t.tpot <= slo.tpot_s)) ok++;
+  s["slo"] = {{"ttft_s", slo.ttft_s}, {"tpot_s", slo.tpot_s}, {"statistic", slo.statistic}};
+  s["slo_attainment"] = rec.turns.empty() ? 0.0 : static_cast<double>(ok) / rec.turns.size();
+  const double ttft = s["ttft_s"][slo.statistic].get<double>();
+  const double tpot = s["tpot_s"][slo.statistic].get<double>();
+  s["meets_slo"] = !rec.turns.empty() && stopped_by != "ttft_slo" && ttft <= slo.ttft_s && tpot <= slo.tpot_s;
+}
+
 }  // namespace
 
 StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   const auto wall0 = std::chrono::steady_clock::now();
   // Workload.
-  std::vector<workload::Trajectory> trajectories;
-  if (!sc.workload.trace.empty()) {
-    auto t = workload::read_trajectories(sc.workload.trace);
-    if (!t) return t.status();
-    trajectories = std::move(*t);
-  } else {
-    trajectories = workload::generate_dataset(sc.workload.generator.dataset,
-                                              sc.workload.generator.trajectories, sc.workload.generator.seed);
-  }
-  const auto agents = workload::build_offline_agents(trajectories, sc.workload.agents, sc.workload.max_turns,
-                                                     workload::kDefaultSyntheticFirstRoundTokens, sc.seed);
-  const auto totals = workload::workload_totals(agents);
+  auto wl = build_workload(sc);
+  if (!wl) return wl.status();
+  const auto& agents = wl->agents;
+  const auto totals = wl->totals;
   auto scheduler = policy::make_scheduler(sc.policy.scheduler);
   if (!scheduler) return scheduler.status();
   auto read_path = policy::make_read_path(sc.policy.read_path);
@@ -121,6 +189,12 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   rec.turns.reserve(static_cast<size_t>(totals.turns));
   metrics::LinkStats links(h, sc.outputs.window_s, sc.outputs.timeseries_interval_s);
   engine::Cluster cluster(sc, h, agents, std::move(*scheduler), std::move(*read_path), &rec, &links);
+  if (!wl->replay.empty()) {
+    cluster.set_replay(std::move(wl->replay));
+  } else if (sc.workload.mode == "online") {
+    cluster.set_arrivals(
+        workload::poisson_arrivals(sc.workload.aps, static_cast<int>(agents.size()), sc.seed));
+  }
   links.start_sampler();
   cluster.start();
   if (sc.sim.progress) start_progress(rec, totals.turns, wall0);
@@ -136,7 +210,9 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   j["seed"] = sc.seed;
   j["scenario"] = sc.resolved;
   nlohmann::json& s = j["summary"];
-  s["stopped_by"] = cluster.timed_out() ? "time_limit" : "all_turns_done";
+  s["stopped_by"] = cluster.stopped_by();
+  s["stopped_at_s"] = cluster.stopped_at_s();
+  s["agents_arrived"] = cluster.agents_arrived();
   s["jct_s"] = rec.last_done;
   s["sim_end_s"] = end;
   s["agents"] = totals.agents;
@@ -149,7 +225,9 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   s["gen_tokens"] = static_cast<double>(totals.gen_tokens);
   s["storage_read_bytes"] = rec.hit_bytes_read;
   s["kv_bytes_per_token"] = cluster.kv_bytes_per_token();
+  s["hit_rate"] = rec.prompt_tokens > 0 ? (rec.prompt_tokens - rec.miss_tokens) / rec.prompt_tokens : 0.0;
   s.update(metrics::latency_summary(rec));
+  slo_summary(sc.slo, rec, cluster.stopped_by(), s);
 
   nlohmann::json resources = nlohmann::json::object();
   std::map<std::string, double> cls;

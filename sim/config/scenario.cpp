@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <system_error>
@@ -57,6 +58,28 @@ void read_workload(JsonReader& r, WorkloadConfig& w, std::string& trace) {
   w.agents = count(r, "agents", def.agents, 1);
   w.max_turns = count(r, "max_turns", def.max_turns, 0);
   w.aps = r.positive("aps", def.aps);
+  w.trace_format = r.one_of("trace_format", def.trace_format, {"native", "mooncake", "azure"});
+  if (r.ok() && w.trace_format != "native" && trace.empty())
+    r.fail("trace_format", "\"native\" when workload.trace is empty (only native traces are generated)",
+           r.raw("trace_format"));
+  r.object("online", [&](JsonReader& o) {
+    const OnlineConfig d;
+    OnlineConfig& c = w.online;
+    c.stop_on_slo = o.boolean("stop_on_slo", d.stop_on_slo);
+    c.slo_window_s = o.positive("slo_window_s", d.slo_window_s);
+    c.stop_on_steady = o.boolean("stop_on_steady", d.stop_on_steady);
+    c.steady_window_s = o.positive("steady_window_s", d.steady_window_s);
+    c.steady_lag_s = o.positive("steady_lag_s", d.steady_lag_s);
+    c.steady_tolerance = o.non_negative("steady_tolerance", d.steady_tolerance);
+    c.check_interval_s = o.positive("check_interval_s", d.check_interval_s);
+  });
+}
+
+void read_slo(JsonReader& r, SloConfig& s) {
+  const SloConfig def;
+  s.ttft_s = r.positive("ttft_s", def.ttft_s);
+  s.tpot_s = r.positive("tpot_s", def.tpot_s);
+  s.statistic = r.one_of("statistic", def.statistic, {"mean", "p50", "p90", "p99"});
 }
 
 void read_policy(JsonReader& r, PolicyConfig& p) {
@@ -89,6 +112,77 @@ void read_outputs(JsonReader& r, OutputConfig& o) {
   o.window_s = r.positive("window_s", def.window_s);
 }
 
+// A list of "key.path=value" overrides at `key` of `r` (a string or an array of strings).
+void read_assignments(JsonReader& r, const char* key) {
+  const nlohmann::json* v = r.raw(key);
+  if (v == nullptr) return;
+  const char* expected = "an array of \"key.path=value\" strings";
+  if (!v->is_array()) return r.fail(key, expected, v);
+  for (const auto& a : *v)
+    if (!a.is_string() || a.get<std::string>().find('=') == std::string::npos)
+      return r.fail(key, expected, &a);
+}
+
+// One band of "expect": {"key", "min"?, "max"?, "note"?} and at most one of "sets", "ratio", "sweep".
+void read_band(JsonReader& b) {
+  const std::string key = b.string("key", std::nullopt);
+  if (b.ok() && key.empty()) b.fail("key", "a dotted result key such as summary.jct_s", b.raw("key"));
+  b.string("note", "");
+  const nlohmann::json* lo = b.raw("min");
+  const nlohmann::json* hi = b.raw("max");
+  for (const auto& [k, v] : {std::pair<const char*, const nlohmann::json*>{"min", lo}, {"max", hi}})
+    if (v != nullptr && !(v->is_number() && std::isfinite(v->get<double>()))) b.fail(k, "a finite number", v);
+  if (lo == nullptr && hi == nullptr)
+    b.fail("max", "a number (a band needs \"min\", \"max\" or both)", nullptr);
+  if (lo != nullptr && hi != nullptr && b.ok() && lo->get<double>() > hi->get<double>())
+    b.fail("max", fmt::format("a number >= min ({})", lo->dump()), hi);
+  int variants = 0;
+  if (b.raw("sets") != nullptr) ++variants;
+  read_assignments(b, "sets");
+  if (const nlohmann::json* ratio = b.raw("ratio")) {
+    ++variants;
+    const char* expected = "[A, B]: two arrays of \"key.path=value\" strings (measured = key(A) / key(B))";
+    if (!ratio->is_array() || ratio->size() != 2) return b.fail("ratio", expected, ratio);
+    for (const auto& side : *ratio) {
+      if (!side.is_array()) return b.fail("ratio", expected, ratio);
+      for (const auto& a : side)
+        if (!a.is_string() || a.get<std::string>().find('=') == std::string::npos)
+          return b.fail("ratio", expected, ratio);
+    }
+  }
+  if (b.raw("sweep") != nullptr) {
+    ++variants;
+    b.object("sweep", [](JsonReader& w) {
+      const int grids =
+          !w.string("pd", "").empty() + !w.string("ratios", "").empty() + !w.string("p", "").empty();
+      w.integer("nodes", 0, 0);
+      w.integer("d", 0, 0);
+      w.number("threshold", 0.9, 0, 1, false);
+      read_assignments(w, "sets");
+      if (w.ok() && grids != 1)
+        w.fail_message(fmt::format("{}: {}: expected exactly one of \"pd\", \"ratios\" or \"p\"", w.file(),
+                                   w.path_of("pd")));
+    });
+  }
+  if (variants > 1)
+    b.fail("ratio", "at most one of \"sets\", \"ratio\" and \"sweep\" per band", b.raw("ratio"));
+}
+
+void read_expect(JsonReader& r, nlohmann::json& expect) {
+  const nlohmann::json* e = r.raw("expect");
+  if (e == nullptr) return;
+  if (!e->is_array() || e->empty()) return r.fail("expect", "a non-empty array of bands", e);
+  for (size_t i = 0; i < e->size(); ++i) {
+    const std::string path = fmt::format("expect[{}]", i);
+    if (!(*e)[i].is_object()) return r.fail("expect", fmt::format("{} to be an object", path), &(*e)[i]);
+    JsonReader b((*e)[i], r.file(), path);
+    read_band(b);
+    const Status s = b.finish();
+    if (!s) return r.fail_message(s.message());
+  }
+  expect = *e;
+}
+
 // Reads every scenario field strictly; file references are only recorded here.
 Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& refs) {
   JsonReader r(doc, sc.file, "");
@@ -101,10 +195,12 @@ Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& 
   if (r.ok() && refs.model.empty()) r.fail("model", "a model file path or name", r.raw("model"));
   r.object("cluster", [&](JsonReader& c) { read_cluster(c, sc.cluster); });
   r.object("workload", [&](JsonReader& w) { read_workload(w, sc.workload, refs.trace); });
+  r.object("slo", [&](JsonReader& s) { read_slo(s, sc.slo); });
   r.object("policy", [&](JsonReader& p) { read_policy(p, sc.policy); });
   r.object("sim", [&](JsonReader& s) { read_sim(s, sc.sim); });
   r.object("outputs", [&](JsonReader& o) { read_outputs(o, sc.outputs); });
   sc.seed = static_cast<uint64_t>(r.integer("seed", static_cast<int64_t>(ScenarioConfig().seed), 0));
+  read_expect(r, sc.expect);
   return r.finish();
 }
 
@@ -175,7 +271,17 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                      {"seed", w.generator.seed}}},
                    {"agents", w.agents},
                    {"max_turns", w.max_turns},
-                   {"aps", w.aps}};
+                   {"aps", w.aps},
+                   {"trace_format", w.trace_format},
+                   {"online",
+                    {{"stop_on_slo", w.online.stop_on_slo},
+                     {"slo_window_s", w.online.slo_window_s},
+                     {"stop_on_steady", w.online.stop_on_steady},
+                     {"steady_window_s", w.online.steady_window_s},
+                     {"steady_lag_s", w.online.steady_lag_s},
+                     {"steady_tolerance", w.online.steady_tolerance},
+                     {"check_interval_s", w.online.check_interval_s}}}};
+  j["slo"] = {{"ttft_s", sc.slo.ttft_s}, {"tpot_s", sc.slo.tpot_s}, {"statistic", sc.slo.statistic}};
   j["policy"] = {{"read_path", p.read_path},
                  {"scheduler", p.scheduler},
                  {"layerwise", p.layerwise},

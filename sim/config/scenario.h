@@ -27,13 +27,35 @@ struct GeneratorConfig {
   uint64_t seed = 1;
 };
 
+// Online-mode stop rules (scenarios/README.md, "workload.online"). A rule is checked every
+// check_interval_s of simulated time; the TTFT of a turn counts at the time of its first token.
+struct OnlineConfig {
+  bool stop_on_slo = true;         // stop when the windowed mean TTFT exceeds slo.ttft_s
+  double slo_window_s = 60;        // that window, s (not given by the paper)
+  bool stop_on_steady = true;      // stop at steady state (DualPath §7.4)
+  double steady_window_s = 150;    // mean TTFT over this window ...
+  double steady_lag_s = 1800;      // ... within steady_tolerance of the same window this much earlier
+  double steady_tolerance = 0.05;  // relative
+  double check_interval_s = 10;    // how often the rules are evaluated, s
+};
+
 struct WorkloadConfig {
   std::string mode = "offline";  // offline | online
-  std::string trace;             // resolved path of a native trajectory JSONL; empty = use `generator`
+  std::string trace;             // resolved path of the trace file; empty = use `generator` (native only)
+  std::string trace_format = "native";  // native (trajectory JSONL) | mooncake (JSONL) | azure (CSV)
   GeneratorConfig generator;
   int agents = 2048;
   int max_turns = 0;  // 0 = whole trajectories; >0 truncates each trajectory
   double aps = 1.0;   // online: agent arrivals per second
+  OnlineConfig online;
+};
+
+// Service-level objective (DualPath §7.4: TTFT <= 4 s and TPOT <= 50 ms). A run meets the SLO when it was
+// not stopped by the TTFT rule and its `statistic` of TTFT and of TPOT are within the bounds.
+struct SloConfig {
+  double ttft_s = 4.0;
+  double tpot_s = 0.05;
+  std::string statistic = "mean";  // mean | p50 | p90 | p99
 };
 
 struct PolicyConfig {
@@ -73,11 +95,15 @@ struct ScenarioConfig {
   ModelSpec model;
   ClusterConfig cluster;
   WorkloadConfig workload;
+  SloConfig slo;
   PolicyConfig policy;
   SimConfig sim;
   OutputConfig outputs;
   uint64_t seed = 1;
   nlohmann::json resolved;  // the scenario with every default filled in (file references as written)
+  // The optional top-level "expect" bands of `dpsim check`, validated but kept as written (null when absent).
+  // Format in scenarios/README.md, "Expectations"; evaluated by sim/cli/check_cmd.cpp.
+  nlohmann::json expect;
 };
 
 // Loads `path`, applies each `--set key=value` in order, resolves the hardware and model files (relative

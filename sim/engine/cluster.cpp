@@ -132,17 +132,13 @@ void Cluster::start() {
       engine::sleep_for(sc_.sim.time_limit_s);
       if (agents_left_ > 0 && !finished_) {
         timed_out_ = true;
-        finish();
-        cv_done_->notify_all();
+        stop("time_limit");
       }
     });
   }
-  // The driver issues the first turns, waits for the last agent, then lets every actor return.
-  engine::spawn("driver", h_.nodes.front().dram, [this]() {
-    for (int a = 0; a < static_cast<int>(agents_.size()); ++a) issue_turn(a);
-    lock_when(cv_done_, [&]() { return agents_left_ > 0; });
-    finish();
-  });
+  if (sc_.workload.mode == "online")
+    engine::spawn_daemon("online-monitor", h_.nodes.front().dram, [this]() { monitor_loop(); });
+  engine::spawn("driver", h_.nodes.front().dram, [this]() { driver_loop(); });
 }
 
 double Cluster::engine_now() {
@@ -150,17 +146,26 @@ double Cluster::engine_now() {
 }
 
 void Cluster::issue_turn(int agent) {
-  const workload::Agent& a = agents_[agent];
+  if (finished_) return;
   const int k = next_turn_[agent];
-  const workload::Turn t = a.turn(k);
   Request r;
   r.agent = agent;
   r.turn = k;
-  r.hit = context_[agent];
-  r.miss = t.append;
-  r.gen = std::max(1, t.gen);
+  if (replay_.empty()) {
+    const workload::Turn t = agents_[agent].turn(k);
+    r.hit = context_[agent];
+    r.miss = t.append;
+    r.gen = std::max(1, t.gen);
+    context_[agent] += t.append + t.gen;
+  } else {
+    const ReplayTurn& t = replay_[agent][k];
+    r.hit = t.hit;
+    r.miss = t.miss;
+    r.gen = t.gen;
+  }
   r.t_issue = engine::now();
-  context_[agent] += t.append + t.gen;
+  waiting_first_++;
+  waiting_first_issue_sum_ += r.t_issue;
   const RequestId id = table_.add(r);
   rec_->peak_in_flight = std::max(rec_->peak_in_flight, table_.in_flight());
   if (scheduler_->queued()) {
@@ -268,6 +273,10 @@ void Cluster::queue_persist(DecodeEngineState& de, double gpu_bytes, double dram
 void Cluster::on_prefill_done(RequestId id) {
   Request& r = table_[id];
   r.t_first = engine::now();
+  waiting_first_--;
+  waiting_first_issue_sum_ -= r.t_issue;
+  if (sc_.workload.mode == "online")
+    first_tokens_.emplace_back(r.t_first, static_cast<float>(r.t_first - r.t_issue));
   PrefillEngineState& pe = pes_[r.pe];
   pe_load(r.pe).seq--;
   pe_load(r.pe).tok -= r.hit + r.miss;
@@ -317,7 +326,15 @@ void Cluster::on_turn_done(RequestId id, double t_done) {
   const int agent = r.agent;
   table_.release(id);
   next_turn_[agent]++;
-  if (next_turn_[agent] < agents_[agent].num_turns) {
+  if (!replay_.empty() && next_turn_[agent] < num_turns(agent)) {
+    // Open loop per session: the next request at its trace arrival, or now when this one ended later.
+    const double at = replay_[agent][next_turn_[agent]].arrival_s;
+    if (at > engine::now()) {
+      release_at(at, agent);
+    } else {
+      issue_turn(agent);
+    }
+  } else if (next_turn_[agent] < num_turns(agent)) {
     const double think = agents_[agent].turn(next_turn_[agent]).think_s;
     if (think > 0) {
       engine::spawn_daemon("think", h_.nodes.front().dram, [this, agent, think]() {

@@ -13,6 +13,7 @@
 #include <deque>
 #include <memory>
 #include <simgrid/s4u.hpp>
+#include <string>
 #include <vector>
 
 #include "sim/config/scenario.h"
@@ -63,6 +64,15 @@ struct DecodeEngineState {
   simgrid::s4u::ConditionVariablePtr cv_loader, cv_decode, cv_persist;
 };
 
+// Trace replay (workload.trace_format mooncake | azure): one turn with its tokens given by the trace
+// rather than derived from the agent's context. REQUIRES: hit >= 0, miss >= 1, gen >= 1.
+struct ReplayTurn {
+  double arrival_s = 0;  // the trace's arrival time
+  double hit = 0;        // prompt tokens read from storage
+  double miss = 1;       // prompt tokens computed
+  double gen = 1;        // tokens generated
+};
+
 class Cluster {
  public:
   // All references must outlive the cluster. REQUIRES: the platform of `h` is built.
@@ -70,7 +80,16 @@ class Cluster {
           const std::vector<workload::Agent>& agents, std::unique_ptr<policy::SchedulerPolicy> scheduler,
           std::unique_ptr<policy::ReadPathPolicy> read_path, Recorder* recorder, metrics::LinkStats* links);
 
-  // Spawns every actor; the driver issues each agent's first turn at t = 0.
+  // Online mode: agent i's first turn is issued at arrivals[i] (seconds, non-decreasing) instead of 0.
+  // REQUIRES: before start(); arrivals.size() == number of agents.
+  void set_arrivals(std::vector<double> arrivals);
+  // Trace replay: the sessions replace the agents (session s is agent s). Turn k of a session is issued at
+  // max(its arrival_s, the time turn k-1 finished) (open loop per session). REQUIRES: before start();
+  // every session non-empty, turns in arrival order.
+  void set_replay(std::vector<std::vector<ReplayTurn>> sessions);
+
+  // Spawns every actor; the driver (arrivals_driver.cpp) issues each agent's first turn at its arrival
+  // time (0 offline), and in online mode a monitor evaluates the stop rules (workload.online).
   void start();
 
   const std::vector<PrefillEngineState>& pes() const { return pes_; }
@@ -78,9 +97,29 @@ class Cluster {
   const std::vector<NodeState>& nodes() const { return nodes_; }
   // True when sim.time_limit_s stopped the run before every turn completed.
   bool timed_out() const { return timed_out_; }
+  // Why the run ended: "all_turns_done", "time_limit", "ttft_slo" or "steady_state" (workload.online).
+  const std::string& stopped_by() const { return stopped_by_; }
+  int agents_arrived() const { return agents_arrived_; }
+  // Simulated time at which a stop rule fired or the last turn finished (in-flight work may end later).
+  double stopped_at_s() const { return stopped_at_s_; }
   double kv_bytes_per_token() const { return kv_token_; }
 
  private:
+  // arrivals_driver.cpp: the one actor that releases turns at their times, and the online monitor.
+  void driver_loop();
+  void monitor_loop();
+  // Queues agent's next turn for release at time t (the driver wakes up for it).
+  void release_at(double t, int agent);
+  // Mean TTFT over (now - window, now]: turns whose first token came in it count their TTFT, turns still
+  // waiting for their first token count their age. Returns -1 when there is no such turn.
+  double windowed_ttft(double window_s) const;
+  void stop(const char* reason);
+  int num_agents() const {
+    return replay_.empty() ? static_cast<int>(agents_.size()) : static_cast<int>(replay_.size());
+  }
+  int num_turns(int agent) const {
+    return replay_.empty() ? agents_[agent].num_turns : static_cast<int>(replay_[agent].size());
+  }
   // cluster.cpp: dispatch.
   void issue_turn(int agent);
   // Gives a request its engines (and their loads), chooses its read side and queues its reads.
@@ -170,6 +209,17 @@ class Cluster {
   std::vector<double> de_private_tok_;
   std::vector<char> pe_dirty_, de_dirty_;
   std::vector<simgrid::s4u::ConditionVariablePtr> pe_fetch_cv_, de_fetch_cv_;
+  // Releases and stop rules (arrivals_driver.cpp).
+  std::vector<double> arrivals_;                        // per agent: first-turn time (empty: all at 0)
+  std::vector<std::vector<ReplayTurn>> replay_;         // trace replay sessions (empty: agents)
+  std::vector<std::pair<double, int>> releases_;        // min-heap of (time, agent) on std::greater
+  std::vector<std::pair<double, float>> first_tokens_;  // (time of first token, TTFT), online only
+  int waiting_first_ = 0;                               // issued turns without a first token
+  double waiting_first_issue_sum_ = 0;                  // sum of their issue times
+  std::vector<std::pair<double, double>> steady_log_;   // (check time, windowed TTFT) for the steady rule
+  int agents_arrived_ = 0;
+  std::string stopped_by_ = "all_turns_done";
+  double stopped_at_s_ = 0;
   int agents_left_ = 0;
   bool finished_ = false;
   bool timed_out_ = false;

@@ -15,6 +15,7 @@
 #include <map>
 #include <simgrid/s4u/Comm.hpp>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -79,7 +80,13 @@ class LinkStats {
   double window_s_;
   double series_interval_s_;
   std::map<const simgrid::s4u::Link*, int> link_index_;
-  std::map<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>, std::vector<int>> routes_;
+  struct EndsHash {
+    size_t operator()(const std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>& e) const {
+      return std::hash<const void*>()(e.first) * 31 + std::hash<const void*>()(e.second);
+    }
+  };
+  // Looked up per transfer; iteration order is never used, so a hash map is safe for determinism.
+  std::unordered_map<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>, std::vector<int>, EndsHash> routes_;
   std::vector<Flow> flows_;
   std::vector<Handle> free_;
   size_t peak_in_flight_ = 0;

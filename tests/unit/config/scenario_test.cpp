@@ -86,7 +86,7 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   std::vector<std::string> keys;
   for (auto it = r.begin(); it != r.end(); ++it) keys.push_back(it.key());
   CHECK(keys == std::vector<std::string>{"cluster", "description", "hardware", "model", "name", "outputs",
-                                         "policy", "seed", "sim", "workload"});
+                                         "policy", "seed", "sim", "slo", "workload"});
   CHECK(r["hardware"] == "tiny-hw.json");
   CHECK(r["model"] == "tiny-model.json");
   CHECK(r["name"] == "minimal");
@@ -102,7 +102,7 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["policy"].size() == 10);
   CHECK(r["sim"].size() == 5);
   CHECK(r["sim"]["persist_interval_s"] == 2.0);
-  CHECK(r["workload"].size() == 6);
+  CHECK(r["workload"].size() == 8);
 }
 
 TEST_CASE("Scenario: resolved JSON loaded again -> the same resolved JSON", "[unit]") {

@@ -1,0 +1,30 @@
+// Child `dpsim` processes for the commands that run many simulations (sweep, check): SimGrid runs one
+// simulation per process, so each run is a fork/exec of this executable.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sim::cli {
+
+// Absolute path of the running executable ("dpsim" when /proc/self/exe is unreadable).
+std::string self_exe();
+
+// `s` single-quoted for /bin/sh.
+std::string shell_quote(const std::string& s);
+
+// One command line for a shell (each argument quoted when needed).
+std::string shell_line(const std::vector<std::string>& args);
+
+struct ChildJob {
+  std::vector<std::string> args;  // argv; args[0] is the executable path
+  std::string log;                // stdout and stderr go here ("" = inherited)
+};
+
+// Runs the jobs, at most `jobs` at a time (jobs >= 1), and returns each one's exit code (127 when it
+// could not be started, 128 + signal when killed). `on_done(i, code)` is called as each job finishes.
+std::vector<int> run_children(const std::vector<ChildJob>& list, int jobs,
+                              void (*on_done)(size_t index, int code, void* ctx) = nullptr,
+                              void* ctx = nullptr);
+
+}  // namespace sim::cli

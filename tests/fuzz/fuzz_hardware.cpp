@@ -1,0 +1,19 @@
+// libFuzzer harness: bytes -> sim::config::parse_hardware (the text of a models/hardware/*.json file).
+#include <cmath>
+
+#include "sim/config/hardware.h"
+#include "tests/fuzz/fuzz_util.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string name = "fuzz/hardware.json";
+  sim::StatusOr<sim::config::HardwareSpec> hw =
+      sim::config::parse_hardware(sim::fuzz::as_text(data, size), name);
+  if (!hw) {
+    sim::fuzz::check_error_names_file(hw.status(), name);
+    return 0;
+  }
+  // An accepted file holds only usable numbers.
+  if (hw->gpus_per_node < 1 || !(hw->cnic_bw_Bps > 0) || !(hw->snic_bw_Bps > 0) || !std::isfinite(hw->s()))
+    sim::fuzz::contract_broken("accepted hardware with unusable values", hw->name);
+  return 0;
+}
