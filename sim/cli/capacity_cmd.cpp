@@ -24,6 +24,7 @@
 #include <fstream>
 #include <map>
 
+#include "sim/cli/child_runs.h"
 #include "sim/cli/commands.h"
 #include "sim/config/scenario.h"
 #include "sim/core/paths.h"
@@ -33,16 +34,6 @@ namespace sim::cli {
 namespace {
 
 constexpr int kMaxRuns = 40;  // a bound on the child runs of one search
-
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? "dpsim" : p.string();
-}
-
-std::string quote(const std::string& s) {
-  return "'" + s + "'";
-}
 
 struct Search {
   std::string scenario;
@@ -60,9 +51,10 @@ struct Search {
       return false;
     }
     const std::string out = fmt::format("{}/point-{}.json", tmp_dir, points.size());
-    std::string cmd = quote(self_exe()) + " run " + quote(scenario) + " --quiet --out " + quote(out);
-    for (const auto& s : sets) cmd += " --set " + quote(s);
-    cmd += " --set " + quote(fmt::format("workload.aps={:.17g}", aps)) + " --set sim.progress=false";
+    std::string cmd =
+        shell_quote(self_exe()) + " run " + shell_quote(scenario) + " --quiet --out " + shell_quote(out);
+    for (const auto& s : sets) cmd += " --set " + shell_quote(s);
+    cmd += " --set " + shell_quote(fmt::format("workload.aps={:.17g}", aps)) + " --set sim.progress=false";
     if (std::system(cmd.c_str()) != 0) {
       error = "a run failed: " + cmd;
       return false;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sim/cli/child_runs.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/report.h"
 #include "sim/config/scenario.h"
@@ -17,19 +18,7 @@
 
 namespace sim::cli {
 
-namespace {
-
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? "dpsim" : p.string();
-}
-
-std::string quote(const std::string& s) {
-  return "'" + s + "'";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void add_demo_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("demo", "The default scenario with Basic and DualPath side by side");
@@ -70,9 +59,10 @@ void add_demo_command(CLI::App& app, int* exit_code) {
     std::vector<nlohmann::json> results;
     for (const auto& [name, extra] : variants) {
       const std::string out = out_dir + "/" + name + ".json";
-      std::string cmdline = quote(self_exe()) + " run " + quote(path) + " --quiet --out " + quote(out);
-      for (const auto& s : sets) cmdline += " --set " + quote(s);
-      for (const auto& s : extra) cmdline += " --set " + quote(s);
+      std::string cmdline =
+          shell_quote(self_exe()) + " run " + shell_quote(path) + " --quiet --out " + shell_quote(out);
+      for (const auto& s : sets) cmdline += " --set " + shell_quote(s);
+      for (const auto& s : extra) cmdline += " --set " + shell_quote(s);
       std::fprintf(stderr, "running %s ...\n", name.c_str());
       if (std::system(cmdline.c_str()) != 0) {
         std::fprintf(stderr, "dpsim: the %s run failed: %s\n", name.c_str(), cmdline.c_str());
