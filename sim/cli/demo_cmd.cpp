@@ -18,7 +18,6 @@
 
 namespace sim::cli {
 
-namespace {}  // namespace
 
 void add_demo_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("demo", "The default scenario with Basic and DualPath side by side");
