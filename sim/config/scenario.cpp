@@ -67,6 +67,7 @@ void read_workload(JsonReader& r, WorkloadConfig& w, std::string& trace) {
     OnlineConfig& c = w.online;
     c.stop_on_slo = o.boolean("stop_on_slo", d.stop_on_slo);
     c.slo_window_s = o.positive("slo_window_s", d.slo_window_s);
+    c.slo_min_turns = static_cast<int>(o.integer("slo_min_turns", d.slo_min_turns, 1, 1000000));
     c.stop_on_steady = o.boolean("stop_on_steady", d.stop_on_steady);
     c.steady_window_s = o.positive("steady_window_s", d.steady_window_s);
     c.steady_lag_s = o.positive("steady_lag_s", d.steady_lag_s);
@@ -276,6 +277,7 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                    {"online",
                     {{"stop_on_slo", w.online.stop_on_slo},
                      {"slo_window_s", w.online.slo_window_s},
+                     {"slo_min_turns", w.online.slo_min_turns},
                      {"stop_on_steady", w.online.stop_on_steady},
                      {"steady_window_s", w.online.steady_window_s},
                      {"steady_lag_s", w.online.steady_lag_s},

@@ -32,6 +32,7 @@ struct GeneratorConfig {
 struct OnlineConfig {
   bool stop_on_slo = true;         // stop when the windowed mean TTFT exceeds slo.ttft_s
   double slo_window_s = 60;        // that window, s (not given by the paper)
+  int slo_min_turns = 20;          // the rule waits until the window holds this many turns (not given)
   bool stop_on_steady = true;      // stop at steady state (DualPath §7.4)
   double steady_window_s = 150;    // mean TTFT over this window ...
   double steady_lag_s = 1800;      // ... within steady_tolerance of the same window this much earlier

@@ -83,7 +83,7 @@ void Cluster::driver_loop() {
   finish();
 }
 
-double Cluster::windowed_ttft(double window_s) const {
+double Cluster::windowed_ttft(double window_s, int min_turns) const {
   const double now = engine::now();
   double sum = waiting_first_ * now - waiting_first_issue_sum_;
   int count = waiting_first_;
@@ -91,7 +91,7 @@ double Cluster::windowed_ttft(double window_s) const {
     sum += it->second;
     count++;
   }
-  return count > 0 ? std::max(0.0, sum / count) : -1.0;
+  return count >= std::max(1, min_turns) ? std::max(0.0, sum / count) : -1.0;
 }
 
 void Cluster::monitor_loop() {
@@ -100,9 +100,10 @@ void Cluster::monitor_loop() {
     engine::sleep_for(o.check_interval_s);
     if (finished_) return;
     const double now = engine::now();
-    // (a) TTFT over the SLO: the windowed mean TTFT above slo.ttft_s.
+    // (a) TTFT over the SLO: the windowed mean TTFT above slo.ttft_s, once the window holds
+    // slo_min_turns turns (the first few arrivals alone, all cold first turns, say nothing of the load).
     if (o.stop_on_slo) {
-      const double m = windowed_ttft(o.slo_window_s);
+      const double m = windowed_ttft(o.slo_window_s, o.slo_min_turns);
       if (m > sc_.slo.ttft_s) {
         stop("ttft_slo");
         return;
@@ -111,7 +112,7 @@ void Cluster::monitor_loop() {
     // (b) Steady state (DualPath §7.4): the mean TTFT of the last steady_window_s within steady_tolerance
     // (relative) of the same measure steady_lag_s earlier (the latest check at or before now - lag).
     if (o.stop_on_steady) {
-      const double m = windowed_ttft(o.steady_window_s);
+      const double m = windowed_ttft(o.steady_window_s, 1);
       steady_log_.emplace_back(now, m);
       const double then = now - o.steady_lag_s;
       if (then >= o.steady_window_s - 1e-9) {

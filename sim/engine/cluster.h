@@ -111,8 +111,8 @@ class Cluster {
   // Queues agent's next turn for release at time t (the driver wakes up for it).
   void release_at(double t, int agent);
   // Mean TTFT over (now - window, now]: turns whose first token came in it count their TTFT, turns still
-  // waiting for their first token count their age. Returns -1 when there is no such turn.
-  double windowed_ttft(double window_s) const;
+  // waiting for their first token count their age. Returns -1 when fewer than min_turns turns count.
+  double windowed_ttft(double window_s, int min_turns) const;
   void stop(const char* reason);
   int num_agents() const {
     return replay_.empty() ? static_cast<int>(agents_.size()) : static_cast<int>(replay_.size());

@@ -54,6 +54,12 @@ TEST_CASE("Online: a TTFT SLO that cannot hold -> stopped_by ttft_slo, SLO not m
   CHECK_FALSE(r.result.at("summary").at("meets_slo").get<bool>());
   // The first check after 1 s of simulated time already sees the queue.
   CHECK(num(r.result, "stopped_at_s") == Approx(1.0));
+  // The rule waits for slo_min_turns turns in its window: with more than the run ever holds, it never fires.
+  const auto q = e2e::run_dpsim(kOnline, {"workload.aps=50", "workload.online.stop_on_slo=true",
+                                          "slo.ttft_s=0.01", "workload.online.slo_min_turns=100000"});
+  REQUIRE(q.exit_code == 0);
+  CHECK(stopped_by(q.result) == "all_turns_done");
+  CHECK_FALSE(q.result.at("summary").at("meets_slo").get<bool>());
 }
 
 TEST_CASE("Online: steady TTFT -> stopped_by steady_state after the lag and the window", "[e2e]") {
