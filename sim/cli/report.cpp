@@ -29,6 +29,10 @@ std::string summary_table(const nlohmann::json& r) {
   s += fmt::format("JCT {:.1f} s   turns {} / {}   agents {}\n", num(sum, "jct_s"),
                    sum["turns_completed"].get<int64_t>(), sum["turns_total"].get<int64_t>(),
                    sum["agents"].get<int64_t>());
+  // An incomplete run's "JCT" is only the last finished turn: say so, and why the run ended.
+  if (r.contains("complete") && !r["complete"].get<bool>())
+    s += fmt::format("INCOMPLETE: stopped by {} at simulated t = {:.1f} s\n",
+                     sum.value("stopped_by", std::string("?")), num(sum, "stopped_at_s"));
   s += fmt::format("TTFT mean {:.2f} s p99 {:.2f} s   TPOT mean {:.1f} ms   prompt tokens/s {:.0f}\n",
                    num(sum, "ttft_s", "mean"), num(sum, "ttft_s", "p99"), 1e3 * num(sum, "tpot_s", "mean"),
                    num(sum, "prompt_tokens_per_s"));

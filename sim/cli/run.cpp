@@ -11,6 +11,7 @@
 
 #include "sim/cost/compute_model.h"
 #include "sim/engine/cluster.h"
+#include "sim/engine/interrupt.h"
 #include "sim/engine/sg_compat.h"
 #include "sim/metrics/link_stats.h"
 #include "sim/metrics/results.h"
@@ -184,6 +185,8 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   char* argv[] = {name, nullptr};
   sg4::Engine e(&argc, argv);
   xbt_log_control_set("root.thresh:critical");
+  // After the engine, which installs its own SIGINT handler (it exits at once); ours stops the run cleanly.
+  engine::install_stop_handlers();
   const auto h = platform::build_platform(sc.hardware, sc.cluster.prefill_nodes, sc.cluster.decode_nodes);
   engine::Recorder rec;
   rec.turns.reserve(static_cast<size_t>(totals.turns));

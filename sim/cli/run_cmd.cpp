@@ -9,6 +9,7 @@
 #include "sim/cli/run.h"
 #include "sim/config/scenario.h"
 #include "sim/core/paths.h"
+#include "sim/engine/interrupt.h"
 
 namespace sim::cli {
 
@@ -46,6 +47,12 @@ void add_run_command(CLI::App& app, int* exit_code) {
     if (!quiet) {
       std::printf("%s", summary_table(*res).c_str());
       std::printf("results: %s\n", path.c_str());
+    }
+    if (const int sig = engine::stop_signal(); sig != 0) {
+      std::fprintf(
+          stderr, "dpsim: %s: stopped at simulated t = %.1f s; partial results (\"complete\": false) in %s\n",
+          engine::stop_signal_name(), res->at("summary").at("stopped_at_s").get<double>(), path.c_str());
+      *exit_code = 128 + sig;
     }
   });
 }

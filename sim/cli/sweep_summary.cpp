@@ -380,7 +380,12 @@ bool result_file_complete(const std::string& path) {
   std::ifstream in(path);
   if (!in) return false;
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  return !j.is_discarded() && j.is_object() && j.contains("summary") && j.contains("resources");
+  if (j.is_discarded() || !j.is_object() || !j.contains("summary") || !j.contains("resources")) return false;
+  const auto& s = j["summary"];
+  const std::string by = s.is_object() && s.contains("stopped_by") && s["stopped_by"].is_string()
+                             ? s["stopped_by"].get<std::string>()
+                             : "";
+  return by != "SIGINT" && by != "SIGTERM";
 }
 
 }  // namespace sim::cli

@@ -5,6 +5,7 @@
 
 #include "sim/core/check.h"
 #include "sim/cost/compute_model.h"
+#include "sim/engine/interrupt.h"
 #include "sim/engine/sg_compat.h"
 #include "sim/policy/dualpath/thresholds.h"
 
@@ -136,6 +137,16 @@ void Cluster::start() {
       }
     });
   }
+  // SIGINT / SIGTERM (interrupt.h): stop at the next check; the results so far are then written.
+  engine::spawn_daemon("interrupt-watch", h_.nodes.front().dram, [this]() {
+    while (!finished_) {
+      if (stop_signal() != 0) {
+        stop(stop_signal_name());
+        return;
+      }
+      engine::sleep_for(kInterruptCheckS);
+    }
+  });
   if (sc_.workload.mode == "online")
     engine::spawn_daemon("online-monitor", h_.nodes.front().dram, [this]() { monitor_loop(); });
   engine::spawn("driver", h_.nodes.front().dram, [this]() { driver_loop(); });

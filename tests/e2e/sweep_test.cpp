@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -42,7 +43,8 @@ TEST_CASE("Sweep: paper hardware, even split -> measured range = analytic 1/7..7
   e2e::Scratch s;
   const auto dir = s.dir / "sweep";
   // Grid (P/D): 1/8 < 1/7 < 1/6 ... 3 < 7/2 < 4; the analytic bounds are grid points.
-  const std::string args = e2e::shell_quoted(kSweep) + " --pd 1:8,1:7,1:6,3:1,7:2,4:1 --set workload.agents=64 --jobs 6";
+  const std::string args =
+      e2e::shell_quoted(kSweep) + " --pd 1:8,1:7,1:6,3:1,7:2,4:1 --set workload.agents=64 --jobs 6";
   INFO(e2e::read_text(dir.string() + ".stdout"));
   REQUIRE(shell(sweep_cmd(args, dir)) == 0);
   const nlohmann::json sum = e2e::read_json((dir / "summary.json").string());
@@ -89,6 +91,19 @@ TEST_CASE("Sweep: rerun of a finished sweep -> no point is rerun and the summary
   const std::string log = e2e::read_text(dir.string() + ".stdout");
   INFO(log);
   CHECK(log.find("4 points, 0 to run (4 already done)") != std::string::npos);
+  CHECK(e2e::read_json((dir / "summary.json").string()) == first);
+
+  // A point whose run a signal cut short (as `dpsim run` writes it on SIGINT) is run again, alone.
+  const auto interrupted = dir / "points" / "p1-d2-pe.json";
+  nlohmann::json partial = e2e::read_json(interrupted.string());
+  partial["complete"] = false;
+  partial["summary"]["stopped_by"] = "SIGINT";
+  { std::ofstream(interrupted) << partial.dump(1); }
+  REQUIRE(shell(sweep_cmd(args, dir)) == 0);
+  const std::string log2 = e2e::read_text(dir.string() + ".stdout");
+  INFO(log2);
+  CHECK(log2.find("4 points, 1 to run (3 already done)") != std::string::npos);
+  CHECK(e2e::read_json(interrupted.string()).at("summary").at("stopped_by") == "all_turns_done");
   CHECK(e2e::read_json((dir / "summary.json").string()) == first);
 }
 

@@ -1,0 +1,20 @@
+// SIGINT / SIGTERM during a run: the first one asks the simulation to stop at its next check (every
+// kInterruptCheckS of simulated time, Cluster::start), after which the results so far are written,
+// marked "complete": false with summary.stopped_by = "SIGINT" | "SIGTERM". A second signal kills the
+// process at once (the handler restores the default action).
+#pragma once
+
+namespace sim::engine {
+
+// Simulated seconds between two checks of the stop request (one timer event each; at 2P4D speed, a
+// few milliseconds of wall time).
+inline constexpr double kInterruptCheckS = 1.0;
+
+// Installs the handlers for SIGINT and SIGTERM (idempotent).
+void install_stop_handlers();
+// The signal received (SIGINT or SIGTERM), 0 when none.
+int stop_signal();
+// "SIGINT", "SIGTERM" or "" (none).
+const char* stop_signal_name();
+
+}  // namespace sim::engine
