@@ -48,6 +48,15 @@ void add_run_command(CLI::App& app, int* exit_code) {
       std::printf("%s", summary_table(*res).c_str());
       std::printf("results: %s\n", path.c_str());
     }
+    if (res->at("summary").at("stopped_by") == "stall") {
+      std::fprintf(
+          stderr,
+          "dpsim: the simulation stalled at simulated t = %.1f s: requests in flight, but no transfer, "
+          "compute or finished turn for %.0f s (an engine deadlock: please report it with the "
+          "scenario); partial results in %s\n",
+          res->at("summary").at("stopped_at_s").get<double>(), engine::kStallTimeoutS, path.c_str());
+      *exit_code = 3;
+    }
     if (const int sig = engine::stop_signal(); sig != 0) {
       std::fprintf(
           stderr, "dpsim: %s: stopped at simulated t = %.1f s; partial results (\"complete\": false) in %s\n",

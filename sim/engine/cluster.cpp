@@ -137,11 +137,24 @@ void Cluster::start() {
       }
     });
   }
-  // SIGINT / SIGTERM (interrupt.h): stop at the next check; the results so far are then written.
-  engine::spawn_daemon("interrupt-watch", h_.nodes.front().dram, [this]() {
+  // Watchdog (interrupt.h). SIGINT / SIGTERM: stop at the next check; the results so far are then
+  // written. A stall (requests in flight, yet no transfer, timed activity or turn for kStallTimeoutS of
+  // simulated time: a deadlock) stops the run as "stall" instead of letting the daemons tick forever.
+  engine::spawn_daemon("watchdog", h_.nodes.front().dram, [this]() {
+    uint64_t last_work = 0;
+    double last_change = 0;
     while (!finished_) {
       if (stop_signal() != 0) {
         stop(stop_signal_name());
+        return;
+      }
+      const uint64_t work = links_->transfers() + static_cast<uint64_t>(rec_->timed_activities) +
+                            static_cast<uint64_t>(rec_->turns_completed);
+      if (work != last_work || table_.in_flight() == 0) {
+        last_work = work;
+        last_change = engine::now();
+      } else if (engine::now() - last_change >= kStallTimeoutS) {
+        stop("stall");
         return;
       }
       engine::sleep_for(kInterruptCheckS);
@@ -220,13 +233,25 @@ void Cluster::start_reads(RequestId id) {
     return;
   }
   const std::pair<int, double> sides[2] = {{pe.node, q.pe_fraction}, {de.node, 1 - q.pe_fraction}};
-  for (const auto& [node, share] : sides) {
+  const bool split = q.pe_fraction > 0 && q.pe_fraction < 1;
+  // State first, notifications last: a notify is a simcall, and the lanes it wakes read this request.
+  int queued[2] = {-1, -1};
+  for (int i = 0; i < 2; ++i) {
+    const auto [node, share] = sides[i];
     if (share <= 0) continue;
     q.reads_pending++;
+    read_q(node) += share * q.hit;  // both sides count as queued from now on (the policies' view)
+    if (split && node == de.node) {
+      // Deadlock avoidance: a split request takes its PE buffer space before its DE reservation (see
+      // request.h), as every other request does (PE-path reads reserve on the DE side at batch time).
+      q.deferred_de_bytes = share * q.hit * kv_token_;
+      continue;
+    }
     nodes_[node].read_queue.emplace_back(id, share * q.hit * kv_token_);
-    read_q(node) += share * q.hit;
-    nodes_[node].cv->notify_all();
+    queued[i] = node;
   }
+  for (int node : queued)
+    if (node >= 0) nodes_[node].cv->notify_all();
 }
 
 void Cluster::on_read_done(RequestId id, int node, double bytes, double tokens) {

@@ -9,6 +9,9 @@ namespace sim::engine {
 // Simulated seconds between two checks of the stop request (one timer event each; at 2P4D speed, a
 // few milliseconds of wall time).
 inline constexpr double kInterruptCheckS = 1.0;
+// The watchdog also ends a run that stalls: requests in flight but no new transfer, timed activity or
+// finished turn for this long (simulated s), which only a deadlock in the engine can cause.
+inline constexpr double kStallTimeoutS = 600.0;
 
 // Installs the handlers for SIGINT and SIGTERM (idempotent).
 void install_stop_handlers();

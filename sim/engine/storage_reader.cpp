@@ -1,6 +1,9 @@
 // Read lanes: each node serves its storage read queue FIFO with sim.read_depth lanes, so at most that many
 // reads per node are in flight (activities stay O(nodes)). A read starts only when the node's DRAM buffer
 // has room for it (or holds nothing), which bounds reads in flight by cluster.dram_buffer_bytes.
+// Buffers are taken in one order, PE side before DE side, so full buffers delay but never deadlock: a
+// request holding DE buffer space never waits for PE buffer space (a split read's DE side queues once
+// its PE side has started, request.h).
 #include <algorithm>
 #include <cmath>
 
@@ -35,10 +38,18 @@ void Cluster::read_lane(int node) {
     const double reserve = need(id, bytes);
     n.buffer_used += reserve;
     n.buffer_peak = std::max(n.buffer_peak, n.buffer_used);
-    if (node == pes_[table_[id].pe].node)
-      table_[id].pe_buf_bytes += reserve;
-    else
-      table_[id].de_buf_bytes += reserve;
+    Request& q = table_[id];
+    if (node == pes_[q.pe].node) {
+      q.pe_buf_bytes += reserve;
+      if (q.deferred_de_bytes > 0) {  // a split read: its DE side may now queue (request.h)
+        NodeState& dn = nodes_[des_[q.de].node];
+        dn.read_queue.emplace_back(id, q.deferred_de_bytes);
+        q.deferred_de_bytes = 0;
+        dn.cv->notify_all();
+      }
+    } else {
+      q.de_buf_bytes += reserve;
+    }
     n.reads_in_flight++;
     lock.unlock();
     const double t0 = engine::now();
