@@ -25,6 +25,14 @@ class InputError(Exception):
     """A file that is not a readable dpsim output; str(e) is the whole message."""
 
 
+
+def _short_path(path):
+    """A scenario path for titles: relative to the working directory when it lies below it."""
+    if not os.path.isabs(path):
+        return path
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
 @dataclass
 class Link:
     role: str  # "prefill" | "decode"
@@ -287,7 +295,7 @@ def _sweep(doc, root):
             bottleneck_free=doc.get(p, at, "bottleneck_free", "bool", default=None, nullable=True),
             first_saturated=doc.get(p, at, "first_saturated", "string", default=None, nullable=True),
         ))
-    return Sweep(path=doc.path, scenario=doc.get(root, "", "scenario", "string", default=""),
+    return Sweep(path=doc.path, scenario=_short_path(doc.get(root, "", "scenario", "string", default="")),
                  analytic=_range(doc, root, "analytic_range"), measured=_range(doc, root, "measured_range"),
                  points=out)
 
@@ -313,7 +321,7 @@ def _capacity(doc, root):
     def optional_positive(obj, prefix, key):
         return doc.get(obj, prefix, key, "number", default=None, nullable=True, positive=True)
 
-    return Capacity(path=doc.path, scenario=doc.get(root, "", "scenario", "string", default=""),
+    return Capacity(path=doc.path, scenario=_short_path(doc.get(root, "", "scenario", "string", default="")),
                     slo_ttft_s=optional_positive(slo, "slo", "ttft_s"),
                     slo_tpot_s=optional_positive(slo, "slo", "tpot_s"),
                     capacity_aps=optional_positive(root, "", "capacity_aps"),
