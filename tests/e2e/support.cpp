@@ -147,6 +147,28 @@ void check_invariants(const nlohmann::json& r) {
     }
   }
 
+  // One simulated clock: nothing in the results happens after the simulation's end, and every time
+  // series has one point per whole interval up to it (dpsim drops the last partial interval).
+  const double end = s.at("sim_end_s").get<double>();
+  const double eps = 1e-9 * std::max(1.0, end);
+  CHECK(end >= 0);
+  CHECK(s.at("jct_s").get<double>() <= end + eps);
+  CHECK(s.at("stopped_at_s").get<double>() <= end + eps);
+  CHECK(s.at("ttft_s").at("max").get<double>() <= end + eps);
+  const double interval = r.at("scenario").at("outputs").at("timeseries_interval_s").get<double>();
+  for (const auto& [resource, entries] : r.at("resources").items()) {
+    for (const auto& e : entries) {
+      INFO(resource << " node " << e.at("node") << " " << e.value("direction", "") << " gpu "
+                    << e.value("gpu", -1));
+      CHECK(e.at("busy_s").get<double>() <= end + eps);
+      if (interval > 0 && e.contains("series")) {
+        const double whole = std::floor(end / interval + 1e-9);
+        CHECK(static_cast<double>(e.at("series").size()) <= whole);
+        CHECK(static_cast<double>(e.at("series").size()) >= whole - 1);
+      }
+    }
+  }
+
   const double snic_in = link_bytes(r, "snic", "", "in");
   INFO("SNIC in bytes (all nodes) " << snic_in << ", storage_bytes_read " << read);
   CHECK(close_bytes(snic_in, read));
