@@ -130,6 +130,7 @@ void add_ablation_command(CLI::App& app, int* exit_code) {
         set(fmt::format("workload.agents={}", a));
         if (jobs > 1) set("sim.progress=false");  // interleaved progress lines are noise
         for (const auto& s : ablation_steps()[i].sets) set(s);
+        set(kNoTimeline);
         children.push_back(std::move(c));
       }
     }

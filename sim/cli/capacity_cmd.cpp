@@ -54,7 +54,8 @@ struct Search {
     std::string cmd =
         shell_quote(self_exe()) + " run " + shell_quote(scenario) + " --quiet --out " + shell_quote(out);
     for (const auto& s : sets) cmd += " --set " + shell_quote(s);
-    cmd += " --set " + shell_quote(fmt::format("workload.aps={:.17g}", aps)) + " --set sim.progress=false";
+    cmd += " --set " + shell_quote(fmt::format("workload.aps={:.17g}", aps)) + " --set sim.progress=false" +
+           " --set " + kNoTimeline;
     if (std::system(cmd.c_str()) != 0) {
       error = "a run failed: " + cmd;
       return false;

@@ -18,7 +18,6 @@
 
 namespace sim::cli {
 
-
 void add_demo_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("demo", "The default scenario with Basic and DualPath side by side");
   static std::string scenario = "scenarios/paper/ds660b-64k.json";
@@ -62,6 +61,7 @@ void add_demo_command(CLI::App& app, int* exit_code) {
           shell_quote(self_exe()) + " run " + shell_quote(path) + " --quiet --out " + shell_quote(out);
       for (const auto& s : sets) cmdline += " --set " + shell_quote(s);
       for (const auto& s : extra) cmdline += " --set " + shell_quote(s);
+      cmdline += " --set " + shell_quote(kNoTimeline);
       std::fprintf(stderr, "running %s ...\n", name.c_str());
       if (std::system(cmdline.c_str()) != 0) {
         std::fprintf(stderr, "dpsim: the %s run failed: %s\n", name.c_str(), cmdline.c_str());

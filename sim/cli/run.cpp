@@ -7,14 +7,17 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <simgrid/s4u.hpp>
 
+#include "sim/core/paths.h"
 #include "sim/cost/compute_model.h"
 #include "sim/engine/cluster.h"
 #include "sim/engine/interrupt.h"
 #include "sim/engine/sg_compat.h"
 #include "sim/metrics/link_stats.h"
 #include "sim/metrics/results.h"
+#include "sim/metrics/timeline.h"
 #include "sim/platform/builder.h"
 #include "sim/policy/registry.h"
 #include "sim/workload/agents.h"
@@ -165,10 +168,35 @@ void slo_summary(const config::SloConfig& slo, const engine::Recorder& rec, cons
   s["meets_slo"] = !rec.turns.empty() && stopped_by != "ttft_slo" && ttft <= slo.ttft_s && tpot <= slo.tpot_s;
 }
 
+// outputs.timeline: the trace recorder, or null when off. timeline_request_sample 0 (auto) records every
+// k-th agent with k = ceil(agents / kAutoTimelineAgents).
+constexpr int kAutoTimelineAgents = 64;
+std::unique_ptr<metrics::Timeline> make_timeline(const config::ScenarioConfig& sc, int agents,
+                                                 const platform::PlatformHandles& h) {
+  const auto& o = sc.outputs;
+  if (o.timeline.empty()) return nullptr;
+  metrics::TimelineOptions t;
+  t.start_s = o.timeline_start_s;
+  t.end_s = o.timeline_end_s;
+  t.max_events = static_cast<size_t>(o.timeline_max_events);
+  t.request_every = o.timeline_request_sample > 0
+                        ? o.timeline_request_sample
+                        : std::max(1, (agents + kAutoTimelineAgents - 1) / kAutoTimelineAgents);
+  auto tl = std::make_unique<metrics::Timeline>(t);
+  tl->set_layout(h.prefill_nodes, h.decode_nodes, h.gpus_per_node);
+  tl->set_info("scenario", sc.name);
+  tl->set_info("seed", static_cast<double>(sc.seed));
+  return tl;
+}
+
 }  // namespace
 
 StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   const auto wall0 = std::chrono::steady_clock::now();
+  if (!sc.outputs.timeline.empty()) {  // fail before the run, not after it
+    const std::string err = probe_writable(sc.outputs.timeline);
+    if (!err.empty()) return Status::error(fmt::format("{}: outputs.timeline: {}", sc.file, err));
+  }
   // Workload.
   auto wl = build_workload(sc);
   if (!wl) return wl.status();
@@ -192,6 +220,12 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   rec.turns.reserve(static_cast<size_t>(totals.turns));
   metrics::LinkStats links(h, sc.outputs.window_s, sc.outputs.timeseries_interval_s);
   engine::Cluster cluster(sc, h, agents, std::move(*scheduler), std::move(*read_path), &rec, &links);
+  const auto timeline =
+      make_timeline(sc, static_cast<int>(wl->replay.empty() ? agents.size() : wl->replay.size()), h);
+  if (timeline) {
+    cluster.set_timeline(timeline.get());
+    links.set_timeline(timeline.get());
+  }
   if (!wl->replay.empty()) {
     cluster.set_replay(std::move(wl->replay));
   } else if (sc.workload.mode == "online") {
@@ -281,6 +315,14 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
       {"transfers", links.transfers()},
       {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
       {"dram_buffer_peak_bytes", buffer_peak}};
+  if (timeline) {  // outputs.timeline: the trace file, and where it went
+    const std::string err = write_file_atomically(sc.outputs.timeline, timeline->to_json());
+    if (!err.empty()) return Status::error(fmt::format("{}: outputs.timeline: {}", sc.file, err));
+    j["timeline"] = {{"path", sc.outputs.timeline},
+                     {"events", timeline->size()},
+                     {"truncated", timeline->truncated()},
+                     {"dropped_events", timeline->dropped()}};
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const double activities =
       static_cast<double>(links.transfers()) + static_cast<double>(rec.timed_activities);

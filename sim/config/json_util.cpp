@@ -286,4 +286,36 @@ Status apply_override(nlohmann::json& root, const std::string& assignment) {
   }
 }
 
+namespace {
+
+// The JSON path an error message from this loader is about ("file: path: ..."), or "".
+std::string error_path(const std::string& message, const std::string& file) {
+  std::string prefix = file + ": ";
+  if (message.compare(0, prefix.size(), prefix) != 0) return "";
+  size_t end = message.find(": ", prefix.size());
+  return end == std::string::npos ? "" : message.substr(prefix.size(), end - prefix.size());
+}
+
+bool path_related(const std::string& a, const std::string& b) {
+  auto under = [](const std::string& x, const std::string& y) {
+    return x.size() > y.size() && x.compare(0, y.size(), y) == 0 && x[y.size()] == '.';
+  };
+  return a == b || under(a, b) || under(b, a);
+}
+
+}  // namespace
+
+Status attribute_to_override(Status s, const std::string& file, const std::vector<std::string>& overrides) {
+  if (s) return s;
+  std::string path = error_path(s.message(), file);
+  if (path.empty()) return s;
+  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
+    std::string key = it->substr(0, it->find('='));
+    if (path_related(path, key)) {
+      return Status::error(fmt::format("{}: --set {}: {}", file, *it, s.message().substr(file.size() + 2)));
+    }
+  }
+  return s;
+}
+
 }  // namespace sim::config

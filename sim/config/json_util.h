@@ -89,5 +89,8 @@ StatusOr<nlohmann::json> read_json_file(const std::string& path);
 // false, arrays, objects, quoted strings) and taken as a plain string otherwise. Intermediate objects are
 // created. The type is checked later by the loader, exactly as for the file.
 Status apply_override(nlohmann::json& root, const std::string& assignment);
+// An error of a loader whose failing field was set by one of `overrides` ("key.path=value"), said so:
+// "file: --set k=v: k: expected ..." (the last override related to the field's JSON path); otherwise `s`.
+Status attribute_to_override(Status s, const std::string& file, const std::vector<std::string>& overrides);
 
 }  // namespace sim::config

@@ -25,6 +25,9 @@ struct References {
   std::string trace;
 };
 
+// Largest outputs.timeline_max_events: about 12 GB of events in memory.
+constexpr int64_t kMaxTimelineEvents = 100000000;
+
 // Largest P and D: a bound far above any real cluster, so that nodes x GPUs per node (<= 64) fits an int.
 constexpr int kMaxNodesPerRole = 1000000;
 
@@ -111,6 +114,14 @@ void read_outputs(JsonReader& r, OutputConfig& o) {
   o.results = r.string("results", def.results);
   o.timeseries_interval_s = r.non_negative("timeseries_interval_s", def.timeseries_interval_s);
   o.window_s = r.positive("window_s", def.window_s);
+  o.timeline = r.string("timeline", def.timeline);
+  o.timeline_start_s = r.non_negative("timeline_start_s", def.timeline_start_s);
+  o.timeline_end_s = r.positive("timeline_end_s", def.timeline_end_s);
+  if (r.ok() && o.timeline_end_s <= o.timeline_start_s)
+    r.fail("timeline_end_s", fmt::format("a number > outputs.timeline_start_s ({})", o.timeline_start_s),
+           r.raw("timeline_end_s"));
+  o.timeline_max_events = r.integer("timeline_max_events", def.timeline_max_events, 1, kMaxTimelineEvents);
+  o.timeline_request_sample = count(r, "timeline_request_sample", def.timeline_request_sample, 0);
 }
 
 // A list of "key.path=value" overrides at `key` of `r` (a string or an array of strings).
@@ -301,38 +312,14 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
               {"progress", sc.sim.progress}};
   j["outputs"] = {{"results", sc.outputs.results},
                   {"timeseries_interval_s", sc.outputs.timeseries_interval_s},
-                  {"window_s", sc.outputs.window_s}};
+                  {"window_s", sc.outputs.window_s},
+                  {"timeline", sc.outputs.timeline},
+                  {"timeline_start_s", sc.outputs.timeline_start_s},
+                  {"timeline_end_s", sc.outputs.timeline_end_s},
+                  {"timeline_max_events", sc.outputs.timeline_max_events},
+                  {"timeline_request_sample", sc.outputs.timeline_request_sample}};
   j["seed"] = sc.seed;
   return j;
-}
-
-// The JSON path an error message from this loader is about ("file: path: ..."), or "".
-std::string error_path(const std::string& message, const std::string& file) {
-  std::string prefix = file + ": ";
-  if (message.compare(0, prefix.size(), prefix) != 0) return "";
-  size_t end = message.find(": ", prefix.size());
-  return end == std::string::npos ? "" : message.substr(prefix.size(), end - prefix.size());
-}
-
-bool path_related(const std::string& a, const std::string& b) {
-  auto under = [](const std::string& x, const std::string& y) {
-    return x.size() > y.size() && x.compare(0, y.size(), y) == 0 && x[y.size()] == '.';
-  };
-  return a == b || under(a, b) || under(b, a);
-}
-
-// When the failing field was set by an override, says so: "file: --set k=v: k: expected ...".
-Status attribute_to_override(Status s, const std::string& file, const std::vector<std::string>& overrides) {
-  if (s) return s;
-  std::string path = error_path(s.message(), file);
-  if (path.empty()) return s;
-  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
-    std::string key = it->substr(0, it->find('='));
-    if (path_related(path, key)) {
-      return Status::error(fmt::format("{}: --set {}: {}", file, *it, s.message().substr(file.size() + 2)));
-    }
-  }
-  return s;
 }
 
 StatusOr<ScenarioConfig> load(StatusOr<nlohmann::json> doc, const std::string& path,

@@ -84,6 +84,13 @@ struct OutputConfig {
   std::string results;                // results JSON path ("" = out/<scenario>.json)
   double timeseries_interval_s = 10;  // 0 = no time series
   double window_s = 1.0;              // window for peak utilisation and balance metrics
+  // Chrome trace-event timeline (sim/metrics/timeline.h), written as is (relative to the working
+  // directory, like `results`); "" = off.
+  std::string timeline;
+  double timeline_start_s = 0;           // simulated window recorded, s
+  double timeline_end_s = 600;           // > timeline_start_s
+  int64_t timeline_max_events = 200000;  // cap on events; the file says "truncated" when it is reached
+  int timeline_request_sample = 0;       // turns of every k-th agent; 0 = auto (about 64 agents)
 };
 
 struct ScenarioConfig {

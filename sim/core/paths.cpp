@@ -1,5 +1,6 @@
 #include "sim/core/paths.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -45,6 +46,24 @@ std::string write_file_atomically(const std::string& path, const std::string& te
     std::remove(tmp.c_str());
     return "cannot rename " + tmp + " to " + path;
   }
+  return "";
+}
+
+std::string probe_writable(const std::string& path) {
+  if (path.empty()) return "an empty path";
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec)) return fmt::format("{} is a directory, expected a file", path);
+  if (p.has_parent_path()) {
+    fs::create_directories(p.parent_path(), ec);
+    if (ec) return fmt::format("cannot create directory {}: {}", p.parent_path().string(), ec.message());
+  }
+  const std::string probe = fmt::format("{}.probe.{}", path, ::getpid());
+  {
+    std::ofstream f(probe, std::ios::binary | std::ios::trunc);
+    if (!f) return fmt::format("cannot write {}", path);
+  }
+  std::remove(probe.c_str());
   return "";
 }
 

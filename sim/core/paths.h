@@ -16,4 +16,9 @@ std::string resolve_path(const std::string& name, const std::string& base_dir);
 // directories. Returns an error message, or "" on success.
 std::string write_file_atomically(const std::string& path, const std::string& text);
 
+// Creates the parent directories of `path` and checks that a file can be created there (a probe file,
+// removed at once), so that a long run fails before it starts, not after. Returns an error message
+// naming the path, or "".
+std::string probe_writable(const std::string& path);
+
 }  // namespace sim

@@ -26,6 +26,10 @@
 #include "sim/policy/scheduler.h"
 #include "sim/workload/agents.h"
 
+namespace sim::metrics {
+class Timeline;
+}  // namespace sim::metrics
+
 namespace sim::engine {
 
 struct NodeState {
@@ -87,6 +91,10 @@ class Cluster {
   // max(its arrival_s, the time turn k-1 finished) (open loop per session). REQUIRES: before start();
   // every session non-empty, turns in arrival order.
   void set_replay(std::vector<std::vector<ReplayTurn>> sessions);
+  // outputs.timeline: forward passes, decode spans and the sampled agents' turns go to `tl` (nullptr = off,
+  // the default: one pointer test per pass, plan and finished prefill). REQUIRES: before start(); `tl`
+  // outlives the run and has its layout set (Timeline::set_layout).
+  void set_timeline(metrics::Timeline* tl) { timeline_ = tl; }
 
   // Spawns every actor; the driver (arrivals_driver.cpp) issues each agent's first turn at its arrival
   // time (0 offline), and in online mode a monitor evaluates the stop rules (workload.online).
@@ -189,6 +197,7 @@ class Cluster {
   std::unique_ptr<policy::ReadPathPolicy> read_path_;
   Recorder* rec_;
   metrics::LinkStats* links_;  // every transfer goes through it (byte accounting)
+  metrics::Timeline* timeline_ = nullptr;
 
   double kv_token_ = 0;        // KV bytes per token, all layers
   double kv_token_layer_ = 0;  // KV bytes per token per layer

@@ -13,6 +13,7 @@
 #include "sim/cost/compute_model.h"
 #include "sim/engine/cluster.h"
 #include "sim/engine/sg_compat.h"
+#include "sim/metrics/timeline.h"
 
 namespace sim::engine {
 
@@ -88,6 +89,13 @@ void Cluster::decode_loop(int de_id) {
     }
     de.busy_s += steps * tau;
     rec_->decode_plans++;
+    if (timeline_ != nullptr && steps > 0)
+      timeline_->complete(timeline_->node_pid(de.node), timeline_->engine_tid(de.node, de.gpu), "decode", t0,
+                          steps * tau,
+                          {{"batch", static_cast<double>(de.batch.size())},
+                           {"steps", steps},
+                           {"step_ms", tau * 1e3},
+                           {"context_tokens", context}});
 
     still.clear();
     double persist_bytes = 0;
@@ -102,6 +110,11 @@ void Cluster::decode_loop(int de_id) {
       r.persisted_tokens = std::max(r.persisted_tokens, full);
       if (done) {
         de_load(de_id).free_hbm += r.hbm_bytes;
+        if (timeline_ != nullptr && timeline_->sampled_agent(r.agent)) {
+          metrics::TurnTimes t = metrics::turn_times(r);
+          t.done = t0 + steps * tau;
+          timeline_->turn_done(t);
+        }
         on_turn_done(id, t0 + steps * tau);
       } else {
         still.push_back(id);

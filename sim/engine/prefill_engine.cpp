@@ -20,10 +20,31 @@
 #include "sim/engine/cluster.h"
 #include "sim/engine/forward_pass.h"
 #include "sim/engine/sg_compat.h"
+#include "sim/metrics/timeline.h"
 
 namespace sim::engine {
 
 namespace sg4 = simgrid::s4u;
+
+namespace {
+
+// outputs.timeline: one "prefill" event per GPU of the group that had work in the pass.
+void trace_pass(metrics::Timeline& tl, const PrefillEngineState& pe, const std::vector<PassItem>& batch,
+                const std::vector<cost::Chunk>& chunks, double busy_s, double t0, double t1) {
+  if (batch.empty()) return;
+  double tokens = 0, cached = 0;
+  for (const auto& c : chunks) {
+    tokens += c.bsz;
+    cached += c.cached;
+  }
+  tl.complete(tl.node_pid(pe.node), tl.engine_tid(pe.node, pe.gpu), "prefill", t0, t1 - t0,
+              {{"requests", static_cast<double>(batch.size())},
+               {"tokens", tokens},
+               {"cached_tokens", cached},
+               {"compute_s", busy_s}});
+}
+
+}  // namespace
 
 bool Cluster::pe_has_work(const PrefillEngineState& pe) const {
   for (RequestId id : pe.ready)
@@ -141,6 +162,10 @@ void Cluster::prefill_loop(int group) {
     else
       run_groups(*links_, fp, sc_.sim.layer_group, compute);
 
+    if (timeline_ != nullptr)
+      for (size_t i = 0; i < n; ++i)
+        trace_pass(*timeline_, pes_[members[i]], batches[i], chunks[i], busy[i], now0, engine::now());
+
     // Account the computed tokens; finished requests go to their DE, a chunked one stays at the head.
     for (size_t i = 0; i < n; ++i) {
       PrefillEngineState& pe = pes_[members[i]];
@@ -152,8 +177,21 @@ void Cluster::prefill_loop(int group) {
       }
     }
     for (size_t i = 0; i < n; ++i)
-      for (const auto& it : batches[i])
-        if (table_[it.id].prefilled >= table_[it.id].miss - 1e-9) on_prefill_done(it.id);
+      for (const auto& it : batches[i]) {
+        const Request& r = table_[it.id];
+        if (r.prefilled < r.miss - 1e-9) continue;
+        if (timeline_ != nullptr && timeline_->sampled_agent(r.agent)) {
+          // Before on_prefill_done: a one-token turn ends there, and its slot may be reused at once.
+          metrics::TurnTimes t = metrics::turn_times(r);
+          t.first = engine::now();
+          timeline_->turn_first_token(t);
+          if (r.gen <= 1) {
+            t.done = t.first;
+            timeline_->turn_done(t);
+          }
+        }
+        on_prefill_done(it.id);
+      }
   }
 }
 

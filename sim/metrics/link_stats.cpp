@@ -1,5 +1,7 @@
 #include "sim/metrics/link_stats.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <simgrid/s4u.hpp>
@@ -82,11 +84,50 @@ void LinkStats::wait(Handle handle) {
   free_.push_back(handle);
 }
 
+void LinkStats::set_timeline(Timeline* tl) {
+  timeline_ = tl;
+  tracks_.clear();
+  track_of_.clear();
+  if (tl == nullptr) return;
+  std::map<std::pair<int, std::string>, int> index;  // (node, resource) -> track, in link order
+  for (const auto& t : h_.links) {
+    auto [it, added] = index.emplace(std::make_pair(t.node, t.resource), static_cast<int>(tracks_.size()));
+    if (added) tracks_.push_back({fmt::format("n{} {}", t.node, t.resource), {}, {}, {}});
+    CounterTrack& c = tracks_[it->second];
+    auto s = std::find(c.series.begin(), c.series.end(), t.direction);
+    if (s == c.series.end()) {
+      c.series.push_back(t.direction);
+      c.sum.push_back(0);
+      c.links.push_back(0);
+      s = c.series.end() - 1;
+    }
+    const int k = static_cast<int>(s - c.series.begin());
+    c.links[k]++;
+    track_of_.emplace_back(it->second, k);
+  }
+}
+
+// The counter samples of the window [t0, t0 + dt] from window_bytes_ (before they are cleared).
+void LinkStats::trace_window(double t0, double dt) {
+  for (auto& c : tracks_) std::fill(c.sum.begin(), c.sum.end(), 0.0);
+  for (size_t i = 0; i < h_.links.size(); ++i) {
+    const auto [track, k] = track_of_[i];
+    tracks_[track].sum[k] += window_bytes_[i] / (h_.links[i].bandwidth_Bps * dt);
+  }
+  TimelineArg args[Timeline::kMaxArgs];
+  for (const auto& c : tracks_) {
+    const size_t n = std::min<size_t>(c.series.size(), Timeline::kMaxArgs);
+    for (size_t k = 0; k < n; ++k) args[k] = {c.series[k], std::round(c.sum[k] / c.links[k] * 1e6) / 1e6};
+    timeline_->counter(timeline_->links_pid(), timeline_->links_tid(), c.name, t0, args, n);
+  }
+}
+
 void LinkStats::sample(double now) {
   const double dt = now - last_sample_t_;
   if (dt <= 0) return;
   for (auto& f : flows_)
     if (f.comm) credit(f, f.size - f.comm->get_remaining());
+  if (timeline_ != nullptr) trace_window(last_sample_t_, dt);
   snic_node_bytes_.assign(h_.nodes.size(), 0.0);
   for (size_t i = 0; i < h_.links.size(); ++i) {
     const auto& t = h_.links[i];

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/metrics/timeline.h"
 #include "sim/platform/handles.h"
 
 namespace sim::metrics {
@@ -51,6 +52,13 @@ class LinkStats {
   void count_other_in_flight(const int* n) { other_in_flight_ = n; }
   size_t peak_activities() const { return peak_activities_; }
   uint64_t transfers() const { return transfers_; }
+
+  // outputs.timeline (nullptr = off): at each window sample, a counter sample per node and resource
+  // ("n0 cnic"), one series per direction: the utilisation of the window (bytes / (bandwidth x window)),
+  // averaged over the node's links of that direction (its GPUs' CNICs, say), rounded to 1e-6, stamped at
+  // the window's start. REQUIRES: before start_sampler(); the timeline's layout is set; `tl` outlives
+  // the run.
+  void set_timeline(Timeline* tl);
 
   // Spawns the sampling actor (a daemon: it ends with the simulation).
   void start_sampler();
@@ -102,6 +110,17 @@ class LinkStats {
   double snic_ratio_sum_ = 0;
   std::vector<std::pair<float, float>> snic_ratio_windows_;
   int snic_windows_ = 0;
+  // outputs.timeline: counter tracks (node, resource), series per direction; each link's (track, series).
+  struct CounterTrack {
+    std::string name;
+    std::vector<std::string> series;
+    std::vector<double> sum;
+    std::vector<int> links;
+  };
+  void trace_window(double t0, double dt);
+  Timeline* timeline_ = nullptr;
+  std::vector<CounterTrack> tracks_;
+  std::vector<std::pair<int, int>> track_of_;
 };
 
 }  // namespace sim::metrics
