@@ -168,6 +168,7 @@ StatusOr<std::vector<GridPoint>> parse_ratios(const std::string& text, int nodes
         best = {p, nodes - p};
     out.push_back(best);
   }
+  if (out.empty()) return bad("--ratios", text, "a list of ratios, e.g. 1/7,1,7/2");
   return out;
 }
 
@@ -187,6 +188,7 @@ StatusOr<std::vector<GridPoint>> parse_p_range(const std::string& text, int d) {
     if (!to_int(item, p)) return bad("--p", item, "an integer >= 1 (or a range lo..hi)");
     out.push_back({p, d});
   }
+  if (out.empty()) return bad("--p", text, "a list or a range lo..hi of integers >= 1");
   return out;
 }
 
