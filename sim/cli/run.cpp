@@ -313,6 +313,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
       {"peak_requests_in_flight", rec.peak_in_flight},
       {"peak_transfers_in_flight", links.peak_in_flight()},
       {"transfers", links.transfers()},
+      {"link_bytes_conservation_error", links.conservation_error()},
       {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
       {"dram_buffer_peak_bytes", buffer_peak}};
   if (timeline) {  // outputs.timeline: the trace file, and where it went

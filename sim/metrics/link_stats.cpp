@@ -21,9 +21,9 @@ LinkStats::LinkStats(const platform::PlatformHandles& h, double window_s, double
   results_.resize(h.links.size());
 }
 
-const std::vector<int>& LinkStats::route(sg4::Host* from, sg4::Host* to) {
+LinkStats::Route& LinkStats::route(sg4::Host* from, sg4::Host* to) {
   auto it = routes_.find({from, to});
-  if (it != routes_.end()) return it->second;
+  if (it != routes_.end()) return *it->second;
   std::vector<sg4::Link*> links;
   double latency = 0;
   from->route_to(to, links, &latency);
@@ -34,7 +34,9 @@ const std::vector<int>& LinkStats::route(sg4::Host* from, sg4::Host* to) {
               from->get_name(), to->get_name());
     idx.push_back(li->second);
   }
-  return routes_.emplace(std::make_pair(from, to), std::move(idx)).first->second;
+  route_list_.push_back({std::move(idx), 0.0});
+  routes_.emplace(std::make_pair(from, to), &route_list_.back());
+  return route_list_.back();
 }
 
 LinkStats::Handle LinkStats::start(sg4::Host* from, sg4::Host* to, double bytes, double max_rate_Bps) {
@@ -42,6 +44,7 @@ LinkStats::Handle LinkStats::start(sg4::Host* from, sg4::Host* to, double bytes,
   f.route = &route(from, to);
   if (bytes >= 1) {
     f.size = std::round(bytes);
+    f.route->sent += f.size;
     if (max_rate_Bps > 0) {
       // The rate must be set while the comm is INITED: before its ends are (setting both may start it).
       f.comm = sg4::Comm::sendto_init();
@@ -72,7 +75,7 @@ LinkStats::Handle LinkStats::start(sg4::Host* from, sg4::Host* to, double bytes,
 void LinkStats::credit(Flow& f, double done) {
   const double delta = done - f.credited;
   if (delta <= 0) return;
-  for (int i : *f.route) window_bytes_[i] += delta;
+  for (int i : f.route->links) window_bytes_[i] += delta;
   f.credited = done;
 }
 
@@ -177,6 +180,13 @@ void LinkStats::finish(double end_time) {
   sample(end_time);
   for (size_t i = 0; i < h_.links.size(); ++i)
     results_[i].utilization = end_time > 0 ? results_[i].bytes / (h_.links[i].bandwidth_Bps * end_time) : 0;
+  std::vector<double> expected(h_.links.size(), 0.0);
+  for (const Route& r : route_list_)
+    for (int i : r.links) expected[i] += r.sent;
+  conservation_error_ = 0;
+  for (size_t i = 0; i < h_.links.size(); ++i)
+    conservation_error_ =
+        std::max(conservation_error_, std::abs(results_[i].bytes - expected[i]) / std::max(expected[i], 1.0));
 }
 
 }  // namespace sim::metrics

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <simgrid/s4u/Comm.hpp>
 #include <string>
@@ -52,6 +53,10 @@ class LinkStats {
   void count_other_in_flight(const int* n) { other_in_flight_ = n; }
   size_t peak_activities() const { return peak_activities_; }
   uint64_t transfers() const { return transfers_; }
+  // Byte conservation, after finish(): the largest relative gap, over links, between the bytes credited
+  // to a link and the sum of the sizes of the transfers whose route crosses it (0 when every transfer
+  // has ended and each credited exactly its size to each link of its route).
+  double conservation_error() const { return conservation_error_; }
 
   // outputs.timeline (nullptr = off): at each window sample, a counter sample per node and resource
   // ("n0 cnic"), one series per direction: the utilisation of the window (bytes / (bandwidth x window)),
@@ -74,13 +79,17 @@ class LinkStats {
   const std::vector<std::pair<float, float>>& snic_ratio_windows() const { return snic_ratio_windows_; }
 
  private:
+  struct Route {
+    std::vector<int> links;  // accounted links crossed, as indices of h_.links
+    double sent = 0;         // sizes of the transfers started on it
+  };
   struct Flow {
     simgrid::s4u::CommPtr comm;
     double size = 0;
     double credited = 0;
-    const std::vector<int>* route = nullptr;
+    Route* route = nullptr;
   };
-  const std::vector<int>& route(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
+  Route& route(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
   void credit(Flow& f, double done);
   void sample(double now);
 
@@ -93,8 +102,11 @@ class LinkStats {
       return std::hash<const void*>()(e.first) * 31 + std::hash<const void*>()(e.second);
     }
   };
-  // Looked up per transfer; iteration order is never used, so a hash map is safe for determinism.
-  std::unordered_map<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>, std::vector<int>, EndsHash> routes_;
+  // Looked up per transfer; iteration order is never used, so a hash map is safe for determinism. Routes
+  // live in route_list_ (stable addresses, creation order: sums over it are deterministic).
+  std::unordered_map<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>, Route*, EndsHash> routes_;
+  std::deque<Route> route_list_;
+  double conservation_error_ = 0;
   std::vector<Flow> flows_;
   std::vector<Handle> free_;
   size_t peak_in_flight_ = 0;

@@ -169,6 +169,9 @@ void check_invariants(const nlohmann::json& r) {
     }
   }
 
+  // Byte conservation on every route: each link carried exactly the bytes of the transfers crossing it.
+  CHECK(inv.at("link_bytes_conservation_error").get<double>() <= 1e-9);
+
   const double snic_in = link_bytes(r, "snic", "", "in");
   INFO("SNIC in bytes (all nodes) " << snic_in << ", storage_bytes_read " << read);
   CHECK(close_bytes(snic_in, read));

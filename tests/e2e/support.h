@@ -55,6 +55,7 @@ nlohmann::json run_ok(const std::string& scenario, const std::vector<std::string
 // - hit bytes loaded to the PE GPUs == hit bytes expected (0 for oracle): every byte read from storage
 //   reaches the PE GPU that computes with it;
 // - no accounted link's peak utilisation (any window) exceeds 1 + 1e-6;
+// - byte conservation: every link's bytes = the sizes of the transfers whose route crosses it (1e-9);
 // - one simulated clock: JCT, stop time, max TTFT and every busy time <= sim_end_s, and each time series
 //   has one point per whole series interval up to sim_end_s;
 // - bytes on the SNICs' "in" direction summed over nodes == storage bytes read, and the same for the
