@@ -101,6 +101,7 @@ struct Workload {
   std::vector<workload::Agent> agents;
   std::vector<std::vector<engine::ReplayTurn>> replay;
   workload::WorkloadTotals totals;
+  int64_t dropped_turns = 0;  // over the model's context (workload.over_context = drop)
 };
 
 // Trace replay: each request's hit tokens come from the trace (capped so at least one token is
@@ -129,6 +130,58 @@ Status trace_error(const config::ScenarioConfig& sc, const Status& s) {
   return Status::error(fmt::format("{}: workload.trace: {}", sc.file, s.message()));
 }
 
+// A turn whose prompt + generated tokens exceed the model's context window is an input error.
+Status context_error(const config::ScenarioConfig& sc, const std::string& where, int64_t tokens) {
+  return Status::error(fmt::format(
+      "{}: workload.trace: {}: {} tokens (prompt + generated) exceed the model's max_context_tokens {} ({}); "
+      "workload.over_context = \"drop\" leaves such turns out",
+      sc.file, where, tokens, sc.model.max_context, sc.model_file));
+}
+
+// Replay: requests whose input + output exceed the model's context are an error, or dropped
+// (workload.over_context); returns how many were dropped.
+StatusOr<int64_t> fit_requests(const config::ScenarioConfig& sc, workload::RequestTrace& t) {
+  const int64_t max = sc.model.max_context;
+  auto over = [max](const workload::TraceRequest& q) { return q.input_tokens + q.output_tokens > max; };
+  if (sc.workload.over_context == "error") {
+    for (const auto& q : t.requests)
+      if (over(q))
+        return context_error(sc, fmt::format("{}:{}", t.source, q.line), q.input_tokens + q.output_tokens);
+    return int64_t{0};
+  }
+  const size_t before = t.requests.size();
+  t.requests.erase(std::remove_if(t.requests.begin(), t.requests.end(), over), t.requests.end());
+  return static_cast<int64_t>(before - t.requests.size());
+}
+
+// Agents: the context only grows, so the first turn that ends beyond the model's context is an error, or
+// the agent's trajectory ends before it (workload.over_context); returns the turns dropped. An agent whose
+// first turn does not fit is an error either way.
+StatusOr<int64_t> fit_agents(const config::ScenarioConfig& sc, std::vector<workload::Agent>& agents) {
+  const int64_t max = sc.model.max_context;
+  int64_t dropped = 0;
+  for (auto& a : agents) {
+    int64_t context = 0;
+    for (int k = 0; k < a.num_turns; ++k) {
+      const workload::Turn t = a.turn(k);
+      context += static_cast<int64_t>(t.append) + t.gen;
+      if (context <= max) continue;
+      if (sc.workload.over_context == "drop" && k > 0) {
+        dropped += a.num_turns - k;
+        a.num_turns = k;
+        break;
+      }
+      const std::string source = sc.workload.trace.empty()
+                                     ? fmt::format("the generated {} dataset", sc.workload.generator.dataset)
+                                     : sc.workload.trace;
+      const int turn = k - (a.synthetic_append > 0 ? 1 : 0);
+      return context_error(sc, fmt::format("{}: trajectory \"{}\", turn {}", source, a.source->id, turn),
+                           context);
+    }
+  }
+  return dropped;
+}
+
 StatusOr<Workload> build_workload(const config::ScenarioConfig& sc) {
   Workload w;
   const auto& wc = sc.workload;
@@ -136,6 +189,9 @@ StatusOr<Workload> build_workload(const config::ScenarioConfig& sc) {
     auto t =
         wc.trace_format == "mooncake" ? workload::read_mooncake(wc.trace) : workload::read_azure(wc.trace);
     if (!t) return t.status();
+    auto dropped = fit_requests(sc, *t);
+    if (!dropped) return dropped.status();
+    w.dropped_turns = *dropped;
     replay_sessions(*t, w);
     return w;
   }
@@ -149,6 +205,9 @@ StatusOr<Workload> build_workload(const config::ScenarioConfig& sc) {
   }
   w.agents = workload::build_offline_agents(w.trajectories, wc.agents, wc.max_turns,
                                             workload::kDefaultSyntheticFirstRoundTokens, sc.seed);
+  auto dropped = fit_agents(sc, w.agents);
+  if (!dropped) return dropped.status();
+  w.dropped_turns = *dropped;
   w.totals = workload::workload_totals(w.agents);
   return w;
 }
@@ -254,6 +313,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   s["sim_end_s"] = end;
   s["agents"] = totals.agents;
   s["turns_total"] = totals.turns;
+  s["turns_dropped_over_context"] = wl->dropped_turns;
   s["turns_completed"] = rec.turns_completed;
   s["prompt_tokens_per_s"] = rec.last_done > 0 ? rec.prompt_tokens / rec.last_done : 0;
   s["gen_tokens_per_s"] = rec.last_done > 0 ? rec.gen_tokens / rec.last_done : 0;

@@ -62,6 +62,7 @@ void read_workload(JsonReader& r, WorkloadConfig& w, std::string& trace) {
   w.max_turns = count(r, "max_turns", def.max_turns, 0);
   w.aps = r.positive("aps", def.aps);
   w.trace_format = r.one_of("trace_format", def.trace_format, {"native", "mooncake", "azure"});
+  w.over_context = r.one_of("over_context", def.over_context, {"error", "drop"});
   if (r.ok() && w.trace_format != "native" && trace.empty())
     r.fail("trace_format", "\"native\" when workload.trace is empty (only native traces are generated)",
            r.raw("trace_format"));
@@ -285,6 +286,7 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                    {"max_turns", w.max_turns},
                    {"aps", w.aps},
                    {"trace_format", w.trace_format},
+                   {"over_context", w.over_context},
                    {"online",
                     {{"stop_on_slo", w.online.stop_on_slo},
                      {"slo_window_s", w.online.slo_window_s},

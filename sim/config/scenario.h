@@ -44,6 +44,9 @@ struct WorkloadConfig {
   std::string mode = "offline";  // offline | online
   std::string trace;             // resolved path of the trace file; empty = use `generator` (native only)
   std::string trace_format = "native";  // native (trajectory JSONL) | mooncake (JSONL) | azure (CSV)
+  // A turn longer than the model's context: "error" (exit 2), or "drop" it (replay: the request; agents:
+  // the trajectory ends before it).
+  std::string over_context = "error";
   GeneratorConfig generator;
   int agents = 2048;
   int max_turns = 0;  // 0 = whole trajectories; >0 truncates each trajectory

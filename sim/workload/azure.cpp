@@ -28,6 +28,7 @@ struct Row {
   Instant t;
   int64_t context = 0;
   int64_t generated = 0;
+  int64_t line = 0;
 };
 
 std::string quoted(std::string_view field) {
@@ -144,6 +145,7 @@ StatusOr<RequestTrace> parse_azure(const std::string& text, const std::string& n
     }
     Row row;
     SIM_RETURN_IF_ERROR(parse_row(line, where, row));
+    row.line = static_cast<int64_t>(lines.line_no());
     rows.push_back(row);
   }
   if (rows.empty()) return Status::error(fmt::format("{}: no requests after the header", name));
@@ -167,6 +169,7 @@ StatusOr<RequestTrace> parse_azure(const std::string& text, const std::string& n
     q.input_tokens = r.context;
     q.hit_tokens = 0;
     q.output_tokens = r.generated;
+    q.line = r.line;
     out.requests.push_back(q);
   }
   out.sessions = static_cast<int>(rows.size());

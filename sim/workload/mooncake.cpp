@@ -21,6 +21,7 @@ struct RawRequest {
   int64_t input = 0;
   int64_t output = 0;
   std::vector<int64_t> ids;
+  int64_t line = 0;
 
   size_t full_blocks() const { return static_cast<size_t>(input / kMooncakeBlockTokens); }
 };
@@ -165,6 +166,7 @@ StatusOr<RequestTrace> parse_mooncake(const std::string& text, const std::string
     RawRequest r;
     SIM_RETURN_IF_ERROR(parse_line(line, where, r));
     SIM_RETURN_IF_ERROR(record_blocks(r, lines.line_no(), where, blocks));
+    r.line = static_cast<int64_t>(lines.line_no());
     raw.push_back(std::move(r));
   }
   if (raw.size() > static_cast<size_t>(INT32_MAX)) {
@@ -197,6 +199,7 @@ StatusOr<RequestTrace> parse_mooncake(const std::string& text, const std::string
     q.arrival_s = arrival[i];
     q.input_tokens = r.input;
     q.output_tokens = r.output;
+    q.line = r.line;
     q.hit_tokens = std::min(r.input, static_cast<int64_t>(persisted) * kMooncakeBlockTokens);
     if (parent >= 0) {
       q.session = out.requests[static_cast<size_t>(parent)].session;

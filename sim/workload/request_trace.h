@@ -26,6 +26,7 @@ struct TraceRequest {
   int64_t input_tokens = 0;   // prompt length, >= 1
   int64_t hit_tokens = 0;     // 0 .. input_tokens: prompt tokens whose KV is already persisted
   int64_t output_tokens = 0;  // generated tokens, >= 1
+  int64_t line = 0;           // its line in the file (1-based), for messages
 };
 
 struct RequestTrace {
