@@ -102,7 +102,8 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["policy"].size() == 10);
   CHECK(r["sim"].size() == 5);
   CHECK(r["sim"]["persist_interval_s"] == 2.0);
-  CHECK(r["workload"].size() == 8);
+  CHECK(r["workload"].size() == 9);
+  CHECK(r["workload"]["over_context"] == "error");
 }
 
 TEST_CASE("Scenario: resolved JSON loaded again -> the same resolved JSON", "[unit]") {
