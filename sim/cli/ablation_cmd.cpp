@@ -100,12 +100,8 @@ void add_ablation_command(CLI::App& app, int* exit_code) {
   cmd->callback([exit_code]() {
     const std::string path = resolve_path(scenario, "");
     // Validate once here, so a bad scenario or override is reported before any child starts.
-    auto sc = config::load_scenario(path, sets);
-    if (!sc) {
-      std::fprintf(stderr, "dpsim: %s\n", sc.status().message().c_str());
-      *exit_code = 2;
-      return;
-    }
+    auto sc = load_scenario_or_report(path, sets, exit_code);
+    if (!sc) return;
     for (int a : agents) {
       if (a < 1) {
         std::fprintf(stderr, "dpsim: ablation: --agents: expected integers >= 1, got %d\n", a);

@@ -100,12 +100,8 @@ void add_capacity_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--set", sets, "Override a field for every run: key.path=value (repeatable)");
   cmd->add_option("--out", out, "Capacity JSON path (default out/capacity-<name>.json)");
   cmd->callback([exit_code]() {
-    auto sc = config::load_scenario(scenario, sets);
-    if (!sc) {
-      std::fprintf(stderr, "dpsim: %s\n", sc.status().message().c_str());
-      *exit_code = 2;
-      return;
-    }
+    auto sc = load_scenario_or_report(scenario, sets, exit_code);
+    if (!sc) return;
     std::string bad;
     if (sc->workload.mode != "online") bad = "the scenario's workload.mode must be \"online\"";
     if (!(lo > 0 && hi > lo)) bad = fmt::format("expected 0 < --lo < --hi, got {:g} and {:g}", lo, hi);

@@ -3,6 +3,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/config/scenario.h"
 
 namespace sim::cli {
 
@@ -16,5 +22,17 @@ void add_check_command(CLI::App& app, int* exit_code);       // check_cmd.cpp
 void add_compare_command(CLI::App& app, int* exit_code);     // report.cpp
 void add_ablation_command(CLI::App& app, int* exit_code);    // ablation_cmd.cpp
 void add_capacity_command(CLI::App& app, int* exit_code);    // capacity_cmd.cpp
+
+// Loads a scenario with its --set overrides. On bad input: "dpsim: <message>" on stderr, *exit_code = 2
+// and nullopt, so that a command fails before it runs anything.
+inline std::optional<config::ScenarioConfig> load_scenario_or_report(const std::string& path,
+                                                                     const std::vector<std::string>& sets,
+                                                                     int* exit_code) {
+  auto sc = config::load_scenario(path, sets);
+  if (sc) return std::move(*sc);
+  std::fprintf(stderr, "dpsim: %s\n", sc.status().message().c_str());
+  *exit_code = 2;
+  return std::nullopt;
+}
 
 }  // namespace sim::cli

@@ -28,12 +28,8 @@ void add_demo_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--out-dir", out_dir, "Where the two results JSONs go")->capture_default_str();
   cmd->callback([exit_code]() {
     const std::string path = resolve_path(scenario, "");
-    auto sc = config::load_scenario(path, sets);
-    if (!sc) {
-      std::fprintf(stderr, "dpsim: %s\n", sc.status().message().c_str());
-      *exit_code = 2;
-      return;
-    }
+    auto sc = load_scenario_or_report(path, sets, exit_code);
+    if (!sc) return;
     const auto& hw = sc->hardware;
     const auto range = cost::bottleneck_range(cost::bottleneck_inputs(hw));
     if (!range) {

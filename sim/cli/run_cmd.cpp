@@ -23,12 +23,8 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--out", out, "Results JSON path (default: outputs.results, else out/<name>.json)");
   cmd->add_flag("--quiet", quiet, "Print nothing on stdout");
   cmd->callback([exit_code]() {
-    auto sc = config::load_scenario(scenario, sets);
-    if (!sc) {
-      std::fprintf(stderr, "dpsim: %s\n", sc.status().message().c_str());
-      *exit_code = 2;
-      return;
-    }
+    auto sc = load_scenario_or_report(scenario, sets, exit_code);
+    if (!sc) return;
     auto res = run_scenario(*sc);
     if (!res) {
       std::fprintf(stderr, "dpsim: %s\n", res.status().message().c_str());
