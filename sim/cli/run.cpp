@@ -375,7 +375,9 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
       {"transfers", links.transfers()},
       {"link_bytes_conservation_error", links.conservation_error()},
       {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
-      {"dram_buffer_peak_bytes", buffer_peak}};
+      {"dram_buffer_peak_bytes", buffer_peak},
+      {"dram_buffer_held_at_end_bytes", cluster.dram_buffer_held_bytes()},
+      {"de_hbm_held_at_end_bytes", cluster.de_hbm_held_bytes()}};
   if (timeline) {  // outputs.timeline: the trace file, and where it went
     const std::string err = write_file_atomically(sc.outputs.timeline, timeline->to_json());
     if (!err.empty()) return Status::error(fmt::format("{}: outputs.timeline: {}", sc.file, err));

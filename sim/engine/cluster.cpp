@@ -165,6 +165,18 @@ void Cluster::start() {
   engine::spawn("driver", h_.nodes.front().dram, [this]() { driver_loop(); });
 }
 
+double Cluster::de_hbm_held_bytes() const {
+  double held = 0;
+  for (const auto& d : view_.des) held += de_hbm_kv_ - d.free_hbm;
+  return held;
+}
+
+double Cluster::dram_buffer_held_bytes() const {
+  double held = 0;
+  for (const auto& n : nodes_) held += n.buffer_used;
+  return held;
+}
+
 double Cluster::engine_now() {
   return engine::now();
 }
@@ -340,6 +352,10 @@ void Cluster::on_turn_done(RequestId id, double t_done) {
   DecodeEngineState& de = des_[r.de];
   de_load(r.de).seq--;
   de_load(r.de).tok -= r.hit + r.miss + r.gen;
+  // The DE HBM the request held, or was promised by a queued scheduler: a one-token turn ends at its
+  // prefill and never reaches the decode batch, yet its DE fetch promised HBM for it.
+  de_load(r.de).free_hbm += r.hbm_bytes;
+  r.hbm_bytes = 0;
   if (scheduler_->queued()) mark_de_group(de.node - h_.prefill_nodes);
   TurnSample s;
   s.ttft = static_cast<float>(r.t_first - r.t_issue);

@@ -111,6 +111,10 @@ class Cluster {
   // Simulated time at which a stop rule fired or the last turn finished (in-flight work may end later).
   double stopped_at_s() const { return stopped_at_s_; }
   double kv_bytes_per_token() const { return kv_token_; }
+  // What requests still hold at the end of a run: DE HBM held or promised (summed over DEs) and DRAM
+  // buffer bytes (summed over nodes). Both are 0 after a complete run; anything else is a leak.
+  double de_hbm_held_bytes() const;
+  double dram_buffer_held_bytes() const;
 
  private:
   // arrivals_driver.cpp: the one actor that releases turns at their times, and the online monitor.

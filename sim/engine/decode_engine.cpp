@@ -109,7 +109,6 @@ void Cluster::decode_loop(int de_id) {
       if (!r.zero_cost && full > r.persisted_tokens) persist_bytes += (full - r.persisted_tokens) * kv_token_;
       r.persisted_tokens = std::max(r.persisted_tokens, full);
       if (done) {
-        de_load(de_id).free_hbm += r.hbm_bytes;
         if (timeline_ != nullptr && timeline_->sampled_agent(r.agent)) {
           metrics::TurnTimes t = metrics::turn_times(r);
           t.done = t0 + steps * tau;

@@ -172,6 +172,13 @@ void check_invariants(const nlohmann::json& r) {
   // Byte conservation on every route: each link carried exactly the bytes of the transfers crossing it.
   CHECK(inv.at("link_bytes_conservation_error").get<double>() <= 1e-9);
 
+  // Nothing leaks: after a complete run no request holds DE HBM (or a promise of it) or DRAM buffer space.
+  // Relative to one GPU's KV-sized bytes would hide a small leak, so the tolerance is absolute: 1 KiB.
+  if (s.at("turns_completed") == s.at("turns_total")) {
+    CHECK(std::abs(inv.at("de_hbm_held_at_end_bytes").get<double>()) <= 1024);
+    CHECK(std::abs(inv.at("dram_buffer_held_at_end_bytes").get<double>()) <= 1024);
+  }
+
   const double snic_in = link_bytes(r, "snic", "", "in");
   INFO("SNIC in bytes (all nodes) " << snic_in << ", storage_bytes_read " << read);
   CHECK(close_bytes(snic_in, read));

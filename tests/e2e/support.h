@@ -56,6 +56,7 @@ nlohmann::json run_ok(const std::string& scenario, const std::vector<std::string
 //   reaches the PE GPU that computes with it;
 // - no accounted link's peak utilisation (any window) exceeds 1 + 1e-6;
 // - byte conservation: every link's bytes = the sizes of the transfers whose route crosses it (1e-9);
+// - nothing leaks: a complete run ends with no DE HBM held or promised and no DRAM buffer space held;
 // - one simulated clock: JCT, stop time, max TTFT and every busy time <= sim_end_s, and each time series
 //   has one point per whole series interval up to sim_end_s;
 // - bytes on the SNICs' "in" direction summed over nodes == storage bytes read, and the same for the
