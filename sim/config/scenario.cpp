@@ -95,6 +95,7 @@ void read_policy(JsonReader& r, PolicyConfig& p) {
   p.batching = r.one_of("batching", def.batching, {"quota", "fifo"});
   p.compute_quota_s = r.positive("compute_quota_s", def.compute_quota_s);
   p.fetch_period_s = r.positive("fetch_period_s", def.fetch_period_s);
+  p.pe_group_nodes = count(r, "pe_group_nodes", def.pe_group_nodes, 0);
   p.alpha_tokens = r.non_negative("alpha_tokens", def.alpha_tokens);
   p.beta_tokens = r.non_negative("beta_tokens", def.beta_tokens);
   p.persist_block_tokens = count(r, "persist_block_tokens", def.persist_block_tokens, 1);
@@ -303,6 +304,7 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                  {"batching", p.batching},
                  {"compute_quota_s", p.compute_quota_s},
                  {"fetch_period_s", p.fetch_period_s},
+                 {"pe_group_nodes", p.pe_group_nodes},
                  {"alpha_tokens", p.alpha_tokens},
                  {"beta_tokens", p.beta_tokens},
                  {"persist_block_tokens", p.persist_block_tokens},

@@ -69,6 +69,7 @@ struct PolicyConfig {
   std::string batching = "quota";  // quota | fifo
   double compute_quota_s = 0.3;    // DualPath §A.4
   double fetch_period_s = 0.05;    // scheduler fetch period (not given by the paper)
+  int pe_group_nodes = 0;          // queued schedulers: prefill nodes per PE group; 0 = one group of all
   double alpha_tokens = 0;         // dualpath scheduler: short-read-queue threshold; 0 = 3 s of reads
   double beta_tokens = 0;          // dualpath scheduler: PE unfinished-token cap; 0 = 5 s of prefill
   int persist_block_tokens = 64;   // decode persistence granularity

@@ -70,16 +70,22 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
     pass_groups_[pe.pass_group].push_back(pe.id);
     pe.cv = pes_[pass_groups_[pe.pass_group].front()].cv;
   }
-  // Scheduling groups: the engines of one node.
-  pe_sched_groups_.resize(h.prefill_nodes);
+  // Scheduling groups (DualPath §6.1: all engines of a node are in one group). PE groups: runs of
+  // policy.pe_group_nodes prefill nodes (0 = one group of every PE, as in the paper's Fig. 5, where one
+  // group spans two nodes: Algorithm 1 can then prefer the engines of nodes with short read queues).
+  // DE groups: one per decode node (phase 1 balances tokens across them).
+  const int pe_span = sc.policy.pe_group_nodes > 0 ? sc.policy.pe_group_nodes : h.prefill_nodes;
+  for (int n = 0; n < h.prefill_nodes; ++n) pe_group_of_node_.push_back(n / pe_span);
+  pe_sched_groups_.resize(pe_group_of_node_.back() + 1);
   de_sched_groups_.resize(h.decode_nodes);
-  for (const auto& pe : pes_) pe_sched_groups_[pe.node].push_back(pe.id);
+  for (const auto& pe : pes_) pe_sched_groups_[pe_group_of_node_[pe.node]].push_back(pe.id);
   for (const auto& de : des_) de_sched_groups_[de.node - h.prefill_nodes].push_back(de.id);
   de_private_.resize(h.decode_nodes);
   de_private_tok_.assign(h.decode_nodes, 0.0);
-  pe_dirty_.assign(h.prefill_nodes, 0);
+  pe_dirty_.assign(pe_sched_groups_.size(), 0);
   de_dirty_.assign(h.decode_nodes, 0);
-  for (int i = 0; i < h.prefill_nodes; ++i) pe_fetch_cv_.push_back(sg4::ConditionVariable::create());
+  for (size_t i = 0; i < pe_sched_groups_.size(); ++i)
+    pe_fetch_cv_.push_back(sg4::ConditionVariable::create());
   for (int i = 0; i < h.decode_nodes; ++i) de_fetch_cv_.push_back(sg4::ConditionVariable::create());
   policy::SchedulerContext ctx;
   ctx.alpha_tokens = policy::dualpath::resolve_threshold(sc.policy.alpha_tokens,
@@ -117,7 +123,8 @@ void Cluster::start() {
   }
   if (scheduler_->queued()) {
     for (int g = 0; g < static_cast<int>(pe_sched_groups_.size()); ++g)
-      engine::spawn_daemon("pe-fetch", h_.nodes[g].dram, [this, g]() { pe_fetcher(g); });
+      engine::spawn_daemon("pe-fetch", h_.nodes[pes_[pe_sched_groups_[g].front()].node].dram,
+                           [this, g]() { pe_fetcher(g); });
     for (int g = 0; g < static_cast<int>(de_sched_groups_.size()); ++g)
       engine::spawn_daemon("de-fetch", h_.nodes[h_.prefill_nodes + g].dram, [this, g]() { de_fetcher(g); });
   }
@@ -328,7 +335,7 @@ void Cluster::on_prefill_done(RequestId id) {
   PrefillEngineState& pe = pes_[r.pe];
   pe_load(r.pe).seq--;
   pe_load(r.pe).tok -= r.hit + r.miss;
-  if (scheduler_->queued()) mark_pe_group(pe.node);
+  if (scheduler_->queued()) mark_pe_group(pe_group_of_node_[pe.node]);
   free_buffer(pe.node, r.pe_buf_bytes);
   r.pe_buf_bytes = 0;
   DecodeEngineState& de = des_[r.de];

@@ -138,11 +138,12 @@ class Cluster {
   void assign(RequestId id, int pe, int de);
   void start_reads(RequestId id);
   // dispatch.cpp: queued schedulers (DualPath §6.1). Requests wait in pe_queue_, then de_queue_, then a
-  // DE group's private queue; each node's engine group fetches on the fetch period's ticks when its
+  // DE group's private queue; each engine group fetches on the fetch period's ticks when its
   // fetch could change something (new requests, or load left its engines).
-  void pe_fetcher(int node_group);
-  void de_fetcher(int node_group);
-  void wait_fetch_tick();
+  void pe_fetcher(int group);
+  void de_fetcher(int group);
+  // Sleeps to the group's next fetch tick: group g of n fetches at (k + g / n) x policy.fetch_period_s.
+  void wait_fetch_tick(int group, int groups);
   void mark_pe_group(int group);
   void mark_de_group(int group);
   policy::RequestInfo info(RequestId id) const;
@@ -215,8 +216,9 @@ class Cluster {
   std::vector<DecodeEngineState> des_;
   policy::ClusterView view_;  // seq/tok per engine, free HBM per DE, read_q per node (tokens)
   std::vector<std::vector<int>> pass_groups_;  // PEs per DP-attention group
-  // Queued scheduling: engines per node group, waiting queues, whether a group's next fetch may assign.
+  // Queued scheduling: engines per group, waiting queues, whether a group's next fetch may assign.
   std::vector<std::vector<int>> pe_sched_groups_, de_sched_groups_;
+  std::vector<int> pe_group_of_node_;  // per prefill node: its PE group
   std::deque<RequestId> pe_queue_, de_queue_;
   std::vector<std::deque<RequestId>> de_private_;
   std::vector<double> de_private_tok_;

@@ -1,8 +1,8 @@
-// Queued scheduling (DualPath §6.1): the engines of each node form a group that fetches work from the
-// scheduler on the ticks of policy.fetch_period_s. A request waits in the global PE queue until a PE
-// group's fetch gives it a PE (Algorithm 1), then in the global DE queue until a DE group's fetch routes
-// it to a DE group (phase 1: least total tokens) and that group gives it a DE with HBM for it (phase 2);
-// then its read side is chosen and its reads queued.
+// Queued scheduling (DualPath §6.1): engine groups (policy.pe_group_nodes prefill nodes per PE group, one
+// decode node per DE group) fetch work from the scheduler on the ticks of policy.fetch_period_s. A
+// request waits in the global PE queue until a PE group's fetch gives it a PE (Algorithm 1), then in the
+// global DE queue until a DE group's fetch routes it to a DE group (phase 1: least total tokens) and that
+// group gives it a DE with HBM for it (phase 2); then its read side is chosen and its reads queued.
 //
 // A group fetches at the next tick only when that fetch could assign something: new requests arrived,
 // or load left one of its engines (a PE's prefill finished, a DE's request finished and freed HBM). A
@@ -37,10 +37,14 @@ void Cluster::mark_de_group(int group) {
   de_fetch_cv_[group]->notify_all();
 }
 
-void Cluster::wait_fetch_tick() {
+// Groups fetch on staggered ticks, as engine groups that fetch on their own clocks do: on a shared tick
+// the groups would fetch in SimGrid's wake-up order, the same group first every time, and under a loose
+// beta that group would take every new request (the others' engines starving).
+void Cluster::wait_fetch_tick(int group, int groups) {
   const double period = sc_.policy.fetch_period_s;
+  const double phase = period * group / groups;
   const double t = engine::now();
-  const double tick = std::ceil(t / period - 1e-9) * period;
+  const double tick = std::ceil((t - phase) / period - 1e-9) * period + phase;
   if (tick > t) {
     timed_started();
     engine::sleep_for(tick - t);
@@ -53,7 +57,7 @@ void Cluster::pe_fetcher(int g) {
   while (true) {
     lock_when(pe_fetch_cv_[g], [&]() { return !pe_dirty_[g] || pe_queue_.empty(); }).unlock();
     if (finished_) return;
-    wait_fetch_tick();
+    wait_fetch_tick(g, static_cast<int>(pe_sched_groups_.size()));
     std::unique_lock<sg4::Mutex> lock(*mutex_);
     pe_dirty_[g] = 0;
     head.clear();
@@ -83,7 +87,9 @@ void Cluster::de_fetcher(int g) {
   while (true) {
     lock_when(de_fetch_cv_[g], [&]() { return !de_dirty_[g]; }).unlock();
     if (finished_) return;
-    wait_fetch_tick();
+    // DE groups share the tick: phase 1 routes the whole global queue by tokens whichever group drains
+    // it, and phase 2 serves only the group's private queue, so their order favours none.
+    wait_fetch_tick(0, 1);
     std::unique_lock<sg4::Mutex> lock(*mutex_);
     de_dirty_[g] = 0;
     // Phase 1: the global queue is drained into the groups' private queues.

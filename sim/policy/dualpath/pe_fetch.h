@@ -58,16 +58,24 @@ struct PeFetchResult {
   std::vector<PeAssignment> assignments;  // in assignment order; queue indices are 0, 1, ..., taken - 1
   int taken = 0;                          // requests assigned = the prefix of queue_head to pop
   PeStop stop = PeStop::kQueueEmpty;
+  int last_engine = -1;  // id of the last engine chosen (`after` if none): the next
+                         // fetch's `after`
 };
 
 // One fetch of one PE group (Algorithm 1). queue_head is the FIFO waiting queue (or its first part),
-// index 0 = head. Requests are taken in order; each goes to the engine of least tok_e in C2, else in C3
-// (ties: lowest EngineLoad::id); the fetch stops when the queue is exhausted or C2 and C3 are empty.
+// index 0 = head. Requests are taken in order; each goes to the engine of least tok_e in C2, else in C3;
+// the fetch stops when the queue is exhausted or C2 and C3 are empty.
+// Ties on tok_e (the paper leaves them open) go to the engine whose node has the shorter read_q, then
+// to the one whose node holds fewer tokens (tok_e summed over the group's engines on it, updated per
+// assignment), then to the first EngineLoad::id after `after` in cyclic order (the previous fetch's last
+// pick, PeFetchResult::last_engine; -1 = lowest id first). With a group spanning nodes, idle engines
+// (tok_e = 0) then take requests in turn across nodes and across fetches, instead of the lowest-numbered
+// node taking every request of a lightly loaded cluster while the other nodes' storage NICs idle.
 // After each assignment the chosen engine's tok += tokens(r) and seq += 1 IN `group` (the snapshot),
 // and its class is re-evaluated (see above).
 // REQUIRES: every engine's node indexes read_q; tokens(r) >= 0.
 PeFetchResult pe_fetch(const std::vector<RequestInfo>& queue_head, std::vector<EngineLoad>& group,
-                       const std::vector<double>& read_q, double alpha, double beta,
+                       const std::vector<double>& read_q, double alpha, double beta, int after = -1,
                        const TokensFn& tokens = pe_tokens);
 
 }  // namespace sim::policy::dualpath

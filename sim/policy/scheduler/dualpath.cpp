@@ -2,6 +2,8 @@
 // policy. PE groups run Algorithm 1 on the global FIFO queue (C1/C2/C3 by tok_e against beta and by the
 // node's read queue against alpha); DE groups run the two phases (least total tok_e across groups, then
 // Z and HBM inside the group). The decisions are the pure functions of sim/policy/dualpath/.
+#include <map>
+
 #include "sim/core/check.h"
 #include "sim/policy/dualpath/de_fetch.h"
 #include "sim/policy/dualpath/pe_fetch.h"
@@ -29,7 +31,9 @@ class DualPathScheduler : public SchedulerPolicy {
   Assignments fetch_pe(const std::vector<RequestInfo>& queue, const std::vector<int>& group,
                        const ClusterView& view) override {
     std::vector<EngineLoad> g = members(view.pes, group);
-    const auto res = dualpath::pe_fetch(queue, g, view.read_q, ctx_.alpha_tokens, ctx_.beta_tokens);
+    int& after = last_pick_[group.front()];
+    const auto res = dualpath::pe_fetch(queue, g, view.read_q, ctx_.alpha_tokens, ctx_.beta_tokens, after);
+    after = res.last_engine;
     Assignments out;
     for (const auto& a : res.assignments) out.emplace_back(a.queue_index, a.engine);
     return out;
@@ -57,6 +61,7 @@ class DualPathScheduler : public SchedulerPolicy {
 
  private:
   SchedulerContext ctx_;
+  std::map<int, int> last_pick_;  // per PE group (keyed by its first engine): the last engine chosen
 };
 
 }  // namespace

@@ -99,7 +99,8 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["sim"]["read_depth"] == 4);
   CHECK(r["outputs"]["window_s"] == 1.0);
   CHECK(r["seed"] == 1);
-  CHECK(r["policy"].size() == 10);
+  CHECK(r["policy"].size() == 11);
+  CHECK(r["policy"]["pe_group_nodes"] == 0);
   CHECK(r["sim"].size() == 5);
   CHECK(r["sim"]["persist_interval_s"] == 2.0);
   CHECK(r["workload"].size() == 9);
@@ -214,6 +215,7 @@ TEST_CASE("Scenario: zero or negative where positive is required -> rejected", "
       {R"("workload": {"generator": {"seed": -1}})", "workload.generator.seed: expected an integer >= 0"},
       {R"("policy": {"compute_quota_s": 0})", "policy.compute_quota_s: expected a number > 0"},
       {R"("policy": {"fetch_period_s": -0.1})", "policy.fetch_period_s: expected a number > 0"},
+      {R"("policy": {"pe_group_nodes": -1})", "policy.pe_group_nodes: expected an integer >= 0"},
       {R"("policy": {"persist_block_tokens": 0})", "policy.persist_block_tokens: expected an integer >= 1"},
       {R"("sim": {"read_depth": 0})", "sim.read_depth: expected an integer >= 1"},
       {R"("sim": {"layer_group": -1})", "sim.layer_group: expected an integer >= 0"},

@@ -119,9 +119,48 @@ TEST_CASE("PE fetch: read_q over alpha -> C3 for the whole fetch, as read_q is n
 TEST_CASE("PE fetch: custom tokens(r) -> tok grows by what it returns", "[unit]") {
   std::vector<EngineLoad> g = {pe(0, 0, 0), pe(1, 0, 15)};
   auto miss_only = [](const RequestInfo& r) { return r.miss_tokens; };
-  PeFetchResult r = pe_fetch(requests(2, 1000, 10), g, {0}, 1000, 100, miss_only);
+  PeFetchResult r = pe_fetch(requests(2, 1000, 10), g, {0}, 1000, 100, -1, miss_only);
   CHECK(r.assignments == std::vector<PeAssignment>{{0, 0}, {1, 0}});  // 0->10, then 10 < 15
   CHECK(toks(g) == std::vector<double>{20, 15});
+}
+
+TEST_CASE("PE fetch: idle engines on three nodes -> requests go node by node, not lowest ids first",
+          "[unit]") {
+  // One group spanning three nodes (two engines each), every engine idle, equal read queues. Least tok_e
+  // alone ties everywhere; the lowest-id rule would give engines 0 and 1 (node 0) the first two requests
+  // and leave node 2 without any of four.
+  std::vector<EngineLoad> g = {pe(0, 0, 0), pe(1, 0, 0), pe(2, 1, 0), pe(3, 1, 0), pe(4, 2, 0), pe(5, 2, 0)};
+  PeFetchResult r = pe_fetch(requests(6, 100, 10), g, {0, 0, 0}, 1000, 1e9);
+  // One request per node first (the node holding fewer tokens wins the tie); then every node holds as
+  // many tokens, and the cyclic order after the last pick (engine 4) goes on: 5, 1, 3.
+  CHECK(r.assignments == std::vector<PeAssignment>{{0, 0}, {1, 2}, {2, 4}, {3, 5}, {4, 1}, {5, 3}});
+  CHECK(r.last_engine == 3);
+}
+
+TEST_CASE("PE fetch: equal tok on two short-queue nodes -> the node with the shorter read_q", "[unit]") {
+  std::vector<EngineLoad> g = {pe(0, 0, 50), pe(1, 1, 50)};
+  PeFetchResult r = pe_fetch(requests(1, 10, 1), g, {300, 200}, 1000, 1e9);
+  CHECK(r.assignments == std::vector<PeAssignment>{{0, 1}});
+}
+
+TEST_CASE("PE fetch: one request per fetch on an idle group -> the pick rotates over the engines", "[unit]") {
+  // Each fetch sees every engine idle again (the previous request finished in between), as at light
+  // load. The previous fetch's last pick is `after`: the picks go round, node by node, instead of
+  // engine 0 taking every request.
+  const std::vector<double> read_q = {0, 0};
+  int after = -1;
+  std::vector<int> picks;
+  for (int f = 0; f < 5; ++f) {
+    std::vector<EngineLoad> g = {pe(0, 0, 0), pe(1, 0, 0), pe(2, 1, 0), pe(3, 1, 0)};
+    PeFetchResult r = pe_fetch(requests(1, 100, 10), g, read_q, 1000, 1e9, after);
+    REQUIRE(r.taken == 1);
+    picks.push_back(r.assignments[0].engine);
+    after = r.last_engine;
+  }
+  CHECK(picks == std::vector<int>{0, 1, 2, 3, 0});
+  // An empty fetch leaves `after` as it was.
+  std::vector<EngineLoad> g = {pe(0, 0, 0)};
+  CHECK(pe_fetch({}, g, {0}, 1000, 1e9, 3).last_engine == 3);
 }
 
 }  // namespace sim::policy::dualpath
