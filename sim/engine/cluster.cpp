@@ -347,6 +347,7 @@ void Cluster::on_prefill_done(RequestId id) {
     r.de_buf_bytes = 0;
     if (!r.zero_cost) queue_persist(de, 0, r.gen * kv_token_);
     on_turn_done(id, r.t_first);
+    de.cv_loader->notify_all();  // a whole-DE claim may be waiting for the DE's other requests to end
     return;
   }
   de.waiting.push_back(id);
@@ -363,6 +364,7 @@ void Cluster::on_turn_done(RequestId id, double t_done) {
   // prefill and never reaches the decode batch, yet its DE fetch promised HBM for it.
   de_load(r.de).free_hbm += r.hbm_bytes;
   r.hbm_bytes = 0;
+  if (r.hbm_whole_de) de.whole_claimed = false;
   if (scheduler_->queued()) mark_de_group(de.node - h_.prefill_nodes);
   TurnSample s;
   s.ttft = static_cast<float>(r.t_first - r.t_issue);

@@ -62,6 +62,7 @@ struct DecodeEngineState {
   std::vector<RequestId> joins;   // in HBM: join the batch at the next step
   std::vector<RequestId> batch;
   double busy_s = 0;
+  bool whole_claimed = false;     // a request larger than the HBM claimed this DE (queued schedulers)
   double persist_gpu_bytes = 0;   // generated KV waiting for D2H + persist
   double persist_dram_bytes = 0;  // appended KV in the DE buffer waiting for persist
   int max_batch = 0;

@@ -25,15 +25,28 @@ void Cluster::decode_loader(int de_id) {
   sg4::Host* buf = h_.nodes[de.node].bufs[de.gpu];
   auto need = [this](const Request& r) { return (r.hit + r.miss + r.gen) * kv_token_; };
   double& hbm_free = de_load(de_id).free_hbm;
+  // The waiting request to load next: the head (FIFO), except that a whole-DE claim (dispatch.cpp) waits
+  // until it is the DE's only request and lets the requests placed on the DE before it go first.
+  auto next = [&]() -> int {
+    for (size_t i = 0; i < de.waiting.size(); ++i) {
+      const Request& r = table_[de.waiting[i]];
+      if (r.hbm_whole_de) {
+        if (de_load(de_id).seq == 1) return static_cast<int>(i);
+        continue;
+      }
+      if (r.hbm_reserved) return static_cast<int>(i);
+      // Immediate schedulers: FIFO, HBM allocated here; a request larger than the whole HBM still runs
+      // alone rather than deadlock.
+      return need(r) > hbm_free && hbm_free < de_hbm_kv_ - 1 ? -1 : static_cast<int>(i);
+    }
+    return -1;
+  };
   while (true) {
-    // A request larger than the whole HBM still runs alone rather than deadlock.
-    auto lock = lock_when(de.cv_loader, [&]() {
-      return de.waiting.empty() || (!table_[de.waiting.front()].hbm_reserved &&
-                                    need(table_[de.waiting.front()]) > hbm_free && hbm_free < de_hbm_kv_ - 1);
-    });
+    int pick = -1;
+    auto lock = lock_when(de.cv_loader, [&]() { return (pick = next()) < 0; });
     if (finished_) return;
-    const RequestId id = de.waiting.front();
-    de.waiting.pop_front();
+    const RequestId id = de.waiting[pick];
+    de.waiting.erase(de.waiting.begin() + pick);
     Request& r = table_[id];
     if (!r.hbm_reserved) {  // a queued scheduler promised it when it chose this DE
       r.hbm_bytes = need(r);

@@ -113,13 +113,22 @@ void Cluster::de_fetcher(int g) {
       queue.clear();
       for (size_t i = 0; i < mine.size() && i < kFetchWindow; ++i) queue.push_back(info(mine[i]));
       policy::Assignments a = scheduler_->fetch_de(queue, de_sched_groups_[g], view());
-      if (a.empty() && need(table_[mine.front()]) > de_hbm_kv_) {
-        // Larger than a whole DE's HBM: it runs alone on an idle DE of the group (or waits for one).
-        for (int d : de_sched_groups_[g])
-          if (view_.des[d].free_hbm >= de_hbm_kv_ - 1) {
-            a.emplace_back(0, d);
-            break;
-          }
+      const bool whole = a.empty() && need(table_[mine.front()]) > de_hbm_kv_;
+      if (whole) {
+        // Larger than a whole DE's HBM (the paper's requests all fit; a model whose weights leave little
+        // KV room makes such turns common): the head claims the whole HBM of the group's unclaimed DE
+        // with the most free HBM (ties: least tok, lowest id), which takes nothing else until the head
+        // has decoded alone. The rest of the queue goes on to the group's other DEs, instead of every DE
+        // of the group waiting behind the head until one of them is idle.
+        int best = -1;
+        for (int d : de_sched_groups_[g]) {
+          if (des_[d].whole_claimed) continue;
+          const auto& e = view_.des[d];
+          if (best < 0 || e.free_hbm > view_.des[best].free_hbm ||
+              (e.free_hbm == view_.des[best].free_hbm && e.tok < view_.des[best].tok))
+            best = d;
+        }
+        if (best >= 0) a.emplace_back(0, best);
       }
       for (size_t k = 0; k < a.size(); ++k) {
         const RequestId id = mine[k];
@@ -127,9 +136,13 @@ void Cluster::de_fetcher(int g) {
         r.de = a[k].second;
         de_load(r.de).seq++;
         de_load(r.de).tok += r.hit + r.miss + r.gen;
-        r.hbm_bytes = std::min(need(r), de_load(r.de).free_hbm);
+        // A whole-DE claim may leave free_hbm below 0: a debt the DE's earlier requests pay as they end,
+        // so no fetch places anything on it meanwhile.
+        r.hbm_bytes = whole ? de_hbm_kv_ : std::min(need(r), de_load(r.de).free_hbm);
         de_load(r.de).free_hbm -= r.hbm_bytes;
         r.hbm_reserved = true;
+        r.hbm_whole_de = whole;
+        if (whole) des_[r.de].whole_claimed = true;
         de_private_tok_[g] -= r.hit + r.miss + r.gen;
         placed.push_back(id);
       }
