@@ -362,6 +362,11 @@ void Cluster::on_turn_done(RequestId id, double t_done) {
   de_load(r.de).tok -= r.hit + r.miss + r.gen;
   // The DE HBM the request held, or was promised by a queued scheduler: a one-token turn ends at its
   // prefill and never reaches the decode batch, yet its DE fetch promised HBM for it.
+  if (r.t_hbm >= 0) {  // HBM byte-seconds before the turn joined the decode batch, and in it
+    const double join = r.t_decode_join >= 0 ? r.t_decode_join : t_done;
+    rec_->hbm_waiting_byte_s += r.hbm_bytes * (join - r.t_hbm);
+    rec_->hbm_decoding_byte_s += r.hbm_bytes * (t_done - join);
+  }
   de_load(r.de).free_hbm += r.hbm_bytes;
   r.hbm_bytes = 0;
   if (r.hbm_whole_de) de.whole_claimed = false;

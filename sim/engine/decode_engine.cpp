@@ -51,6 +51,7 @@ void Cluster::decode_loader(int de_id) {
     if (!r.hbm_reserved) {  // a queued scheduler promised it when it chose this DE
       r.hbm_bytes = need(r);
       hbm_free -= r.hbm_bytes;
+      r.t_hbm = engine::now();
     }
     lock.unlock();
     if (!r.zero_cost) links_->send(buf, gpu, (r.hit + r.miss) * kv_token_);

@@ -142,6 +142,7 @@ void Cluster::de_fetcher(int g) {
         de_load(r.de).free_hbm -= r.hbm_bytes;
         r.hbm_reserved = true;
         r.hbm_whole_de = whole;
+        r.t_hbm = engine::now();
         if (whole) des_[r.de].whole_claimed = true;
         de_private_tok_[g] -= r.hit + r.miss + r.gen;
         placed.push_back(id);

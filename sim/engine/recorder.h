@@ -26,6 +26,10 @@ struct Recorder {
   double hit_bytes_read = 0;    // bytes read from storage
   double hit_bytes_loaded = 0;  // hit KV bytes that reached a PE GPU (loads of hit tokens)
   double last_done = 0;         // JCT
+  // DE HBM held by completed turns, in byte-seconds: from its promise or allocation to the turn's join
+  // of the decode batch (read, prefill, H2D: held, not yet decoding), and from the join to the end.
+  double hbm_waiting_byte_s = 0;
+  double hbm_decoding_byte_s = 0;
   size_t peak_in_flight = 0;
   int64_t compute_activities = 0;  // PE forward-pass layer groups simulated (one timed activity each)
   int64_t decode_plans = 0;        // decode batch plans (one timed activity each)

@@ -49,6 +49,8 @@ nlohmann::json latency_summary(const engine::Recorder& rec) {
                            {"read", mean(read)},
                            {"prefill", mean(prefill)},
                            {"alloc_after_first_token", mean(alloc)}};
+  const double held = rec.hbm_waiting_byte_s + rec.hbm_decoding_byte_s;
+  j["de_hbm_waiting_fraction"] = held > 0 ? rec.hbm_waiting_byte_s / held : 0.0;
   return j;
 }
 
