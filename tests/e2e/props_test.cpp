@@ -29,6 +29,17 @@ Out props(const std::string& grid, const std::filesystem::path& dir) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128, e2e::read_text(log)};
 }
 
+// The smoke grid cut to DS 27B at 1:1 and changed by `change`, written to DIR/<name>; returns its path.
+std::string one_point_grid(const std::filesystem::path& dir, const std::string& name,
+                           void (*change)(nlohmann::json&)) {
+  nlohmann::json grid = e2e::read_json(e2e::case_file("props_smoke_grid.json"));
+  grid["scenarios"] = {{{"file", e2e::case_file("props_ds27b.json")}, {"pd", {"1:1"}}}};
+  change(grid);
+  const std::string file = (dir / name).string();
+  std::ofstream(file) << grid.dump(1);
+  return file;
+}
+
 std::map<std::string, nlohmann::json> relations(const nlohmann::json& report) {
   std::map<std::string, nlohmann::json> m;
   for (const auto& r : report.at("relations")) m[r.at("name").get<std::string>()] = r;
@@ -61,13 +72,11 @@ TEST_CASE("Props: the smoke grid -> every relation holds, and each relation was 
 TEST_CASE("Props: runs cut short by a time limit -> exit 1, the relation, the runs and the figures",
           "[e2e][props]") {
   e2e::Scratch s;
-  nlohmann::json grid = e2e::read_json(e2e::case_file("props_smoke_grid.json"));
-  grid["scenarios"] = {{{"file", e2e::case_file("props_ds27b.json")}, {"pd", {"1:1"}}}};
-  grid["policies"] = {{{"name", "basic"}, {"sets", {"policy.read_path=pe", "policy.layerwise=false"}}},
-                      {{"name", "cut"}, {"sets", {"policy.read_path=dualpath", "sim.time_limit_s=20"}}}};
-  grid["monotone"] = {{"policies", nlohmann::json::array()}};
-  const std::string file = (s.dir / "cut.json").string();
-  std::ofstream(file) << grid.dump(1);
+  const std::string file = one_point_grid(s.dir, "cut.json", [](nlohmann::json& grid) {
+    grid["policies"] = {{{"name", "basic"}, {"sets", {"policy.read_path=pe", "policy.layerwise=false"}}},
+                        {{"name", "cut"}, {"sets", {"policy.read_path=dualpath", "sim.time_limit_s=20"}}}};
+    grid["monotone"] = {{"policies", nlohmann::json::array()}};
+  });
   const Out o = props(file, s.dir);
   INFO(o.text);
   CHECK(o.code == 1);
@@ -80,11 +89,8 @@ TEST_CASE("Props: runs cut short by a time limit -> exit 1, the relation, the ru
 
 TEST_CASE("Props: a bad grid file -> exit 2 naming the file and the field", "[e2e][props]") {
   e2e::Scratch s;
-  nlohmann::json grid = e2e::read_json(e2e::case_file("props_smoke_grid.json"));
-  grid["scenarios"] = {{{"file", e2e::case_file("props_ds27b.json")}, {"pd", {"1:1"}}}};
-  grid["policies"][0]["sets"] = "policy.read_path=pe";
-  const std::string file = (s.dir / "bad.json").string();
-  std::ofstream(file) << grid.dump(1);
+  const std::string file = one_point_grid(
+      s.dir, "bad.json", [](nlohmann::json& grid) { grid["policies"][0]["sets"] = "policy.read_path=pe"; });
   const Out o = props(file, s.dir);
   INFO(o.text);
   CHECK(o.code == 2);
