@@ -31,9 +31,10 @@ test: build
 
 # The whole ctest suite built with AddressSanitizer + UndefinedBehaviorSanitizer (any report fails the test).
 # SimGrid runs its actors on threads there: ASan cannot follow the default contexts' stack switches.
+# e2e timeouts are scaled by 10 there: thread contexts and ASan make runs about that much slower.
 ASAN_BUILD ?= build-asan
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
-                UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 DPSIM_SG_CONTEXTS=thread
+                UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 DPSIM_SG_CONTEXTS=thread DPSIM_E2E_TIMEOUT_SCALE=10
 test-sanitize: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDPSIM_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)

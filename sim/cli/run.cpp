@@ -267,10 +267,12 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   if (!read_path) return read_path.status();
 
   // Simulation.
-  int argc = 1;
-  char name[] = "dpsim";
-  char* argv[] = {name, nullptr};
-  sg4::Engine e(&argc, argv);
+  std::vector<std::string> args = engine::engine_args();
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  sg4::Engine e(&argc, argv.data());
   xbt_log_control_set("root.thresh:critical");
   // After the engine, which installs its own SIGINT handler (it exits at once); ours stops the run cleanly.
   engine::install_stop_handlers();

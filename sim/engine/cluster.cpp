@@ -104,6 +104,10 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
 
 void Cluster::finish() {
   finished_ = true;
+  // The fetchers are daemons: woken here, they return on their own instead of being killed inside a
+  // wait at the end of the run (whose unwinding would release the cluster mutex in a simcall).
+  for (auto& cv : pe_fetch_cv_) cv->notify_all();
+  for (auto& cv : de_fetch_cv_) cv->notify_all();
   for (auto& n : nodes_) n.cv->notify_all();
   for (auto& pe : pes_) pe.cv->notify_all();
   for (auto& de : des_) {

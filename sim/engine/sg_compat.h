@@ -2,9 +2,11 @@
 // waiting). Only this header and sim/platform/ may call them directly.
 #pragma once
 
+#include <cstdlib>
 #include <functional>
 #include <simgrid/s4u.hpp>
 #include <string>
+#include <vector>
 
 namespace sim::engine {
 
@@ -20,6 +22,17 @@ inline simgrid::s4u::ActorPtr spawn_daemon(const std::string& name, simgrid::s4u
     simgrid::s4u::Actor::self()->daemonize();
     fn();
   });
+}
+
+// The command line a simgrid::s4u::Engine is made with (argv[0] = "dpsim"). DPSIM_SG_CONTEXTS=thread
+// (make test-sanitize) adds --cfg=contexts/factory:thread: AddressSanitizer cannot follow the stack
+// switches of SimGrid's default contexts and reports false stack-buffer errors when a daemon actor's stack
+// unwinds at the end of a run. The factory must be chosen before the engine exists, hence the command line.
+inline std::vector<std::string> engine_args() {
+  std::vector<std::string> args = {"dpsim"};
+  if (const char* factory = std::getenv("DPSIM_SG_CONTEXTS"); factory != nullptr && *factory != '\0')
+    args.push_back(std::string("--cfg=contexts/factory:") + factory);
+  return args;
 }
 
 inline void sleep_for(double seconds) {

@@ -86,8 +86,8 @@ TEST_CASE("Over context: workload.over_context=drop -> the turns that do not fit
           "[e2e]") {
   // Agent "long": turn 0 ends at 100,100 tokens, turn 1 at 170,200 > DS 660B's 163,840: its trajectory ends
   // after turn 0. Agent "short" is untouched.
-  const auto r = e2e::run_ok(e2e::repo_file("tests/bad_inputs/trace_over_context.json"),
-                             {"workload.over_context=drop"});
+  const auto r =
+      e2e::run_ok(e2e::repo_file("tests/bad_inputs/trace_over_context.json"), {"workload.over_context=drop"});
   CHECK(r.at("summary").at("turns_dropped_over_context") == 1);
   CHECK(r.at("summary").at("turns_total") == 2);
   // Replay: the 171,000-token request is skipped, the other one runs.

@@ -32,7 +32,7 @@ struct Out {
 
 Out check(const std::string& scenario, const std::filesystem::path& scratch) {
   const auto out = scratch / "check.txt";
-  const int code = shell("timeout -k 5 60 " + e2e::shell_quoted(DPSIM_BINARY) + " check " +
+  const int code = shell(e2e::timeout_prefix(60) + e2e::shell_quoted(DPSIM_BINARY) + " check " +
                          e2e::shell_quoted(scenario) + " >" + e2e::shell_quoted(out.string()) + " 2>&1");
   return {code, e2e::read_text(out)};
 }

@@ -76,14 +76,19 @@ std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   return lines;
 }
 
+std::string timeout_prefix(double seconds) {
+  const char* env = std::getenv("DPSIM_E2E_TIMEOUT_SCALE");
+  const double scale = env != nullptr && std::atof(env) > 0 ? std::atof(env) : 1.0;
+  return "timeout -k 5 " + std::to_string(seconds * scale) + " ";
+}
+
 Run run_dpsim(const std::string& scenario, const std::vector<std::string>& sets, double timeout_s) {
   Scratch scratch;
   REQUIRE_FALSE(scratch.dir.empty());
   const fs::path out = scratch.dir / "out.json";
   const fs::path err = scratch.dir / "stderr.txt";
   Run run;
-  std::string cmd = "timeout -k 5 " + std::to_string(timeout_s) + " " + shell_quoted(DPSIM_BINARY) + " run " +
-                    shell_quoted(scenario);
+  std::string cmd = timeout_prefix(timeout_s) + shell_quoted(DPSIM_BINARY) + " run " + shell_quoted(scenario);
   for (const auto& s : sets) cmd += " --set " + shell_quoted(s);
   cmd += " --out " + shell_quoted(out.string()) + " --quiet";
   run.command = cmd;

@@ -10,6 +10,11 @@
 
 namespace e2e {
 
+// "timeout -k 5 <s> ": the prefix that kills a command after `seconds` wall seconds times
+// DPSIM_E2E_TIMEOUT_SCALE (default 1; `make test-sanitize` sets 10, its builds run that much slower), so
+// that a simulator that never terminates fails its test instead of hanging ctest.
+std::string timeout_prefix(double seconds);
+
 // Single-quotes `s` for /bin/sh.
 std::string shell_quoted(const std::string& s);
 // The whole content of a file ("" when unreadable).

@@ -22,7 +22,7 @@ int shell(const std::string& cmd) {
 }
 
 std::string sweep_cmd(const std::string& args, const std::filesystem::path& dir) {
-  return "timeout -k 5 600 " + e2e::shell_quoted(DPSIM_BINARY) + " sweep " + args + " --out " +
+  return e2e::timeout_prefix(600) + e2e::shell_quoted(DPSIM_BINARY) + " sweep " + args + " --out " +
          e2e::shell_quoted(dir.string()) + " >" + e2e::shell_quoted((dir.string() + ".stdout")) + " 2>&1";
 }
 
