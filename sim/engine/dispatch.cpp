@@ -148,7 +148,8 @@ void Cluster::de_fetcher(int g) {
         placed.push_back(id);
       }
       mine.erase(mine.begin(), mine.begin() + static_cast<long>(a.size()));
-      if (a.size() < queue.size() || a.empty()) break;
+      // A whole-DE claim takes only the head: the rest of the queue is offered to the other DEs at once.
+      if (a.empty() || (!whole && a.size() < queue.size())) break;
     }
     lock.unlock();
     for (RequestId id : placed) start_reads(id);

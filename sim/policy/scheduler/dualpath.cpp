@@ -31,7 +31,7 @@ class DualPathScheduler : public SchedulerPolicy {
   Assignments fetch_pe(const std::vector<RequestInfo>& queue, const std::vector<int>& group,
                        const ClusterView& view) override {
     std::vector<EngineLoad> g = members(view.pes, group);
-    int& after = last_pick_[group.front()];
+    int& after = last_pick_.emplace(group.front(), -1).first->second;  // -1: lowest id first
     const auto res = dualpath::pe_fetch(queue, g, view.read_q, ctx_.alpha_tokens, ctx_.beta_tokens, after);
     after = res.last_engine;
     Assignments out;

@@ -36,3 +36,23 @@ TEST_CASE("Scheduler least_tokens: the fewest unfinished tokens -> ties to the l
   CHECK(p.pe == 1);
   CHECK(p.de == 2);
 }
+
+TEST_CASE("Scheduler dualpath: fetches on an idle group -> engine 0 first, then in turn across fetches",
+          "[unit]") {
+  auto s = make_scheduler("dualpath");
+  REQUIRE(s.is_ok());
+  SchedulerContext ctx;
+  ctx.alpha_tokens = 1e9;
+  ctx.beta_tokens = 1e9;
+  ctx.kv_bytes_per_token = 1;
+  (*s)->configure(ctx);
+  const ClusterView v = view_with({0, 0, 0}, {0});
+  const std::vector<int> group = {0, 1, 2};
+  std::vector<int> picks;
+  for (int f = 0; f < 4; ++f) {  // every fetch sees the same idle view: the rotation is the policy's own
+    const Assignments a = (*s)->fetch_pe({RequestInfo{0, 100, 10, 1}}, group, v);
+    REQUIRE(a.size() == 1);
+    picks.push_back(a[0].second);
+  }
+  CHECK(picks == std::vector<int>{0, 1, 2, 0});
+}
