@@ -10,7 +10,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <thread>
 
 #include "sim/cli/child_runs.h"
 #include "sim/cli/commands.h"
@@ -264,7 +263,7 @@ void add_check_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--jobs,-j", jobs, "Child runs at a time (default: the number of cores)");
   cmd->add_option("--out", out, "Keep the runs' results in DIR (default: a temporary directory, removed)");
   cmd->callback([exit_code]() {
-    const int j = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int j = default_jobs(jobs);
     std::string dir = out;
     if (dir.empty()) {
       std::string tmpl = (fs::temp_directory_path() / "dpsim-check-XXXXXX").string();

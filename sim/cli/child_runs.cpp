@@ -4,10 +4,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 namespace sim::cli {
+
+int default_jobs(int requested) {
+  return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+void print_child_progress(size_t index, int code, void* ctx) {
+  auto* p = static_cast<ChildProgress*>(ctx);
+  ++p->done;
+  std::fprintf(stderr, "[%zu/%zu] %s %s\n", p->done, p->names.size(), p->names[index].c_str(),
+               code == 0 ? "done" : ("FAILED (exit " + std::to_string(code) + ")").c_str());
+}
 
 std::string self_exe() {
   std::error_code ec;

@@ -20,6 +20,17 @@ inline constexpr const char* kNoTimeline = "outputs.timeline=";
 // One command line for a shell (each argument quoted when needed).
 std::string shell_line(const std::vector<std::string>& args);
 
+// Child runs at a time: `requested` when > 0, else the number of cores (at least 1).
+int default_jobs(int requested);
+
+// For run_children's on_done: one line per finished child on stderr, "[k/n] <name> done" or
+// "[k/n] <name> FAILED (exit c)". ctx is a ChildProgress whose names are the jobs' names, in job order.
+struct ChildProgress {
+  std::vector<std::string> names;
+  size_t done = 0;
+};
+void print_child_progress(size_t index, int code, void* ctx);
+
 struct ChildJob {
   std::vector<std::string> args;  // argv; args[0] is the executable path
   std::string log;                // stdout and stderr go here ("" = inherited)

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "sim/cli/result_fields.h"
 #include "sim/config/json_util.h"
 #include "sim/core/paths.h"
 
@@ -89,27 +90,18 @@ bool valid_name(const std::string& s) {
 
 // ---- Reading results ----
 
-const nlohmann::json& at(const nlohmann::json& j, const char* k) {
-  static const nlohmann::json kNull;
-  return j.is_object() && j.contains(k) ? j[k] : kNull;
-}
-
-double num(const nlohmann::json& j, double def = 0) {
-  return j.is_number() ? j.get<double>() : def;
-}
-
 double jct(const nlohmann::json& r) {
-  return num(at(at(r, "summary"), "jct_s"));
+  return number_or(field(field(r, "summary"), "jct_s"));
 }
 
 std::string policy_field(const nlohmann::json& r, const char* k) {
-  const nlohmann::json& v = at(at(at(r, "scenario"), "policy"), k);
+  const nlohmann::json& v = field(field(field(r, "scenario"), "policy"), k);
   return v.is_string() ? v.get<std::string>() : "";
 }
 
 bool complete(const RunOutcome& o) {
-  return o.code == 0 && at(o.result, "complete") == true &&
-         at(at(o.result, "summary"), "stopped_by") == "all_turns_done";
+  return o.code == 0 && field(o.result, "complete") == true &&
+         field(field(o.result, "summary"), "stopped_by") == "all_turns_done";
 }
 
 // The roles whose nodes a read path reads on.
@@ -122,23 +114,23 @@ std::vector<std::string> reading_roles(const std::string& read_path) {
 
 // Storage-bound: dpsim's bottleneck is a storage read or SNIC-in class, at >= `threshold` utilisation.
 bool storage_bound(const nlohmann::json& r, double threshold) {
-  const nlohmann::json& b = at(r, "bottleneck");
-  const nlohmann::json& res = at(b, "resource");
+  const nlohmann::json& b = field(r, "bottleneck");
+  const nlohmann::json& res = field(b, "resource");
   if (!res.is_string()) return false;
   const std::string s = res.get<std::string>();
   const bool storage = s.size() > 13 && (s.rfind(".storage.read") == s.size() - 13 ||
                                          (s.size() > 8 && s.rfind(".snic.in") == s.size() - 8));
-  return storage && num(at(b, "utilization")) >= threshold;
+  return storage && number_or(field(b, "utilization")) >= threshold;
 }
 
-// Sum of `field` per node over resources.<kind>[] entries with the given role (and direction, if any).
+// Sum of `key` per node over resources.<kind>[] entries with the given role (and direction, if any).
 std::map<int, double> per_node(const nlohmann::json& r, const char* kind, const std::string& role,
-                               const char* direction, const char* field) {
+                               const char* direction, const char* key) {
   std::map<int, double> out;
-  for (const auto& e : at(at(r, "resources"), kind)) {
-    if (at(e, "role") != role) continue;
-    if (direction != nullptr && at(e, "direction") != direction) continue;
-    out[static_cast<int>(num(at(e, "node")))] += num(at(e, field));
+  for (const auto& e : field(field(r, "resources"), kind)) {
+    if (field(e, "role") != role) continue;
+    if (direction != nullptr && field(e, "direction") != direction) continue;
+    out[static_cast<int>(number_or(field(e, "node")))] += number_or(field(e, key));
   }
   return out;
 }
@@ -217,12 +209,12 @@ class Evaluator {
 
   void per_run(size_t i) {
     const RunOutcome& o = out_[i];
-    const nlohmann::json& s = at(o.result, "summary");
+    const nlohmann::json& s = field(o.result, "summary");
     add("completes", {i}, complete(o) ? 1 : 0, 1, false,
         o.result.is_null()
             ? fmt::format("exit {}, no results JSON", o.code)
-            : fmt::format("exit {}, stopped_by {}, {} of {} turns", o.code, at(s, "stopped_by").dump(),
-                          num(at(s, "turns_completed")), num(at(s, "turns_total"))));
+            : fmt::format("exit {}, stopped_by {}, {} of {} turns", o.code, field(s, "stopped_by").dump(),
+                          number_or(field(s, "turns_completed")), number_or(field(s, "turns_total"))));
     if (o.result.is_null()) return;
     invariants(i);
     if (!complete(o)) return;
@@ -234,7 +226,7 @@ class Evaluator {
       if (reads.size() >= 2)
         add("no_idle_storage", {i}, min_over_mean(reads), spec_.starve_fraction, false,
             fmt::format("least node storage read / mean over the {} reading nodes ({})", reads.size(),
-                        at(at(o.result, "bottleneck"), "resource").dump()));
+                        field(field(o.result, "bottleneck"), "resource").dump()));
     }
     std::vector<double> busy;
     for (const auto& [node, b] : per_node(o.result, "gpu", "prefill", nullptr, "busy_s")) busy.push_back(b);
@@ -245,29 +237,30 @@ class Evaluator {
 
   void invariants(size_t i) {
     const nlohmann::json& r = out_[i].result;
-    const nlohmann::json& inv = at(r, "invariants");
+    const nlohmann::json& inv = field(r, "invariants");
     const bool oracle = policy_field(r, "read_path") == "oracle";
-    const double expected = oracle ? 0 : num(at(inv, "hit_bytes_expected"));
+    const double expected = oracle ? 0 : number_or(field(inv, "hit_bytes_expected"));
     auto rel = [&](double x) { return std::abs(x - expected) / std::max(1.0, expected); };
     double peak = 0;
-    for (const auto& [kind, entries] : at(r, "resources").items())
+    for (const auto& [kind, entries] : field(r, "resources").items())
       for (const auto& e : entries)
-        if (e.contains("peak_utilization")) peak = std::max(peak, num(at(e, "peak_utilization")));
-    const double held = complete(out_[i]) ? std::max(std::abs(num(at(inv, "de_hbm_held_at_end_bytes"))),
-                                                     std::abs(num(at(inv, "dram_buffer_held_at_end_bytes"))))
-                                          : 0;  // a run cut short still holds what its turns in flight hold
+        if (e.contains("peak_utilization")) peak = std::max(peak, number_or(field(e, "peak_utilization")));
+    const double held = complete(out_[i])
+                            ? std::max(std::abs(number_or(field(inv, "de_hbm_held_at_end_bytes"))),
+                                       std::abs(number_or(field(inv, "dram_buffer_held_at_end_bytes"))))
+                            : 0;  // a run cut short still holds what its turns in flight hold
     // One check per run: the worst of the normalised errors, each against its own tolerance.
     // A run cut short has read and loaded only part of its hit bytes: those two wait for a complete run.
     const bool done = complete(out_[i]);
-    const double worst = std::max({num(at(inv, "link_bytes_conservation_error")) / 1e-9,
-                                   done ? rel(num(at(inv, "storage_bytes_read"))) / 1e-6 : 0,
-                                   done ? rel(num(at(inv, "hit_bytes_loaded_to_pe"))) / 1e-6 : 0,
+    const double worst = std::max({number_or(field(inv, "link_bytes_conservation_error")) / 1e-9,
+                                   done ? rel(number_or(field(inv, "storage_bytes_read"))) / 1e-6 : 0,
+                                   done ? rel(number_or(field(inv, "hit_bytes_loaded_to_pe"))) / 1e-6 : 0,
                                    (peak - 1) / 1e-6, held / 1024});
     add("invariants", {i}, worst, 1, true,
         fmt::format("conservation error {:.3g} (<= 1e-9), storage read {:.6g} B vs {:.6g} B expected, "
                     "peak link utilisation {:.6f}, held at end {:.3g} B",
-                    num(at(inv, "link_bytes_conservation_error")), num(at(inv, "storage_bytes_read")),
-                    expected, peak, held));
+                    number_or(field(inv, "link_bytes_conservation_error")),
+                    number_or(field(inv, "storage_bytes_read")), expected, peak, held));
   }
 
   std::string jct_detail(size_t a, size_t b) const {
@@ -299,8 +292,8 @@ class Evaluator {
   }
 
   bool same_but_scheduler(size_t a, size_t b) const {
-    nlohmann::json pa = at(at(out_[a].result, "scenario"), "policy");
-    nlohmann::json pb = at(at(out_[b].result, "scenario"), "policy");
+    nlohmann::json pa = field(field(out_[a].result, "scenario"), "policy");
+    nlohmann::json pb = field(field(out_[b].result, "scenario"), "policy");
     if (!pa.is_object() || !pb.is_object()) return false;
     pa.erase("scheduler");
     pb.erase("scheduler");

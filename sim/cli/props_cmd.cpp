@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <thread>
 
 #include "sim/cli/child_runs.h"
 #include "sim/cli/commands.h"
@@ -43,12 +42,6 @@ std::string exe_stamp(const std::string& exe) {
   const auto size = fs::file_size(exe, ec);
   const auto mtime = fs::last_write_time(exe, ec).time_since_epoch().count();
   return fmt::format("{} {} {}", exe, size, mtime);
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return s;
 }
 
 // The hardware file of `sc` with one change, written under DIR/hardware/ (once); returns its path, or ""
@@ -158,18 +151,6 @@ class Planner {
   std::map<std::string, std::string> files_;
 };
 
-struct Progress {
-  const std::vector<std::string>* names;
-  size_t done = 0, total = 0;
-};
-
-void on_run_done(size_t i, int code, void* ctx) {
-  auto* p = static_cast<Progress*>(ctx);
-  ++p->done;
-  std::fprintf(stderr, "[%zu/%zu] %s %s\n", p->done, p->total, (*p->names)[i].c_str(),
-               code == 0 ? "done" : fmt::format("exit {}", code).c_str());
-}
-
 std::string fmt_ratio(const PropsCheck& c) {
   return fmt::format("{:.4g} {} {:.4g}", c.measured,
                      c.ok ? (c.at_most ? "<=" : ">=") : (c.at_most ? ">" : "<"), c.bound);
@@ -232,7 +213,8 @@ int run_props(const PropsArgs& a) {
     args.insert(args.end(), {"--set", kNoTimeline});
     // Resume: a run whose command and dpsim build are unchanged and that finished before is not run
     // again. Its record (<stem>.run) holds its exit code, then the build and the command.
-    const std::string record = read_all(stem + ".run");
+    const auto run_file = config::read_text_file(stem + ".run", "a run record");
+    const std::string record = run_file ? *run_file : "";
     const size_t nl = record.find('\n');
     if (nl != std::string::npos && record.substr(nl + 1) == stamp + "\n" + shell_line(args) + "\n" &&
         result_file_complete(stem + ".json")) {
@@ -244,13 +226,13 @@ int run_props(const PropsArgs& a) {
     todo_ix.push_back(i);
     todo_names.push_back(runs[i].name);
   }
-  const int jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int jobs = default_jobs(a.jobs);
   std::fprintf(stderr, "props %s: %zu runs, %zu skipped, %zu to run (%zu done before), %d at a time\n",
                spec->name.c_str(), runs.size(), skipped.size(), todo.size(),
                runs.size() - skipped.size() - todo.size(), jobs);
   const auto t0 = std::chrono::steady_clock::now();
-  Progress prog{&todo_names, 0, todo.size()};
-  const auto codes = run_children(todo, jobs, on_run_done, &prog);
+  ChildProgress prog{todo_names};
+  const auto codes = run_children(todo, jobs, print_child_progress, &prog);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   int bad_input = 0;
   for (size_t k = 0; k < codes.size(); ++k) {

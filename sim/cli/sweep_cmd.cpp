@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "sim/cli/child_runs.h"
 #include "sim/cli/commands.h"
@@ -112,18 +111,6 @@ void print_summary(const nlohmann::json& s) {
     std::printf("measured range %s: %s\n", r["sets"].dump().c_str(), range_text(r).c_str());
 }
 
-struct Progress {
-  const std::vector<SweepPoint>* points;
-  size_t done = 0, total = 0;
-};
-
-void on_point_done(size_t i, int code, void* ctx) {
-  auto* p = static_cast<Progress*>(ctx);
-  ++p->done;
-  std::fprintf(stderr, "[%zu/%zu] %s %s\n", p->done, p->total, (*p->points)[i].name.c_str(),
-               code == 0 ? "done" : fmt::format("FAILED (exit {})", code).c_str());
-}
-
 int run_sweep(const SweepArgs& a) {
   if (!a.merge.empty()) {
     nlohmann::json s;
@@ -197,11 +184,12 @@ int run_sweep(const SweepArgs& a) {
                 dir.c_str());
     return 0;
   }
-  const int jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const int jobs = default_jobs(a.jobs);
   std::fprintf(stderr, "sweep: %zu points, %zu to run (%zu already done), %d at a time\n", points.size(),
                todo.size(), points.size() - todo.size(), jobs);
-  Progress prog{&todo_points, 0, todo.size()};
-  const auto codes = run_children(todo, jobs, on_point_done, &prog);
+  ChildProgress prog;
+  for (const auto& p : todo_points) prog.names.push_back(p.name);
+  const auto codes = run_children(todo, jobs, print_child_progress, &prog);
   int failed = 0;
   for (size_t i = 0; i < codes.size(); ++i)
     if (codes[i] != 0) {

@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "sim/cli/result_fields.h"
+
 namespace sim::cli {
 
 namespace {
@@ -49,15 +51,6 @@ std::string name_part(const std::string& key, const std::string& value) {
   return s;
 }
 
-const nlohmann::json& at(const nlohmann::json& j, const char* k) {
-  static const nlohmann::json kNull;
-  return j.is_object() && j.contains(k) ? j[k] : kNull;
-}
-
-double number_or(const nlohmann::json& j, double def) {
-  return j.is_number() ? j.get<double>() : def;
-}
-
 struct ClassUse {
   double util = 0;
   int first_over = std::numeric_limits<int>::max();  // first busy interval above the threshold
@@ -65,12 +58,12 @@ struct ClassUse {
 
 // Per class "role.resource.direction": busy-part utilisation and first crossing of the threshold.
 std::map<std::string, ClassUse> class_use(const nlohmann::json& r, double threshold) {
-  const nlohmann::json& res = at(r, "resources");
+  const nlohmann::json& res = field(r, "resources");
   // Busy intervals from the SNIC-in series.
   std::vector<double> snic_in;
-  for (const auto& e : at(res, "snic")) {
-    if (at(e, "direction") != "in") continue;
-    const nlohmann::json& s = at(e, "series");
+  for (const auto& e : field(res, "snic")) {
+    if (field(e, "direction") != "in") continue;
+    const nlohmann::json& s = field(e, "series");
     if (!s.is_array()) continue;
     if (snic_in.size() < s.size()) snic_in.resize(s.size(), 0.0);
     for (size_t i = 0; i < s.size(); ++i) snic_in[i] += number_or(s[i], 0);
@@ -85,11 +78,11 @@ std::map<std::string, ClassUse> class_use(const nlohmann::json& r, double thresh
   for (const auto& [resource, links] : res.items()) {
     if (resource == "gpu" || !links.is_array()) continue;
     for (const auto& e : links) {
-      const std::string key =
-          fmt::format("{}.{}.{}", at(e, "role").is_string() ? at(e, "role").get<std::string>() : "", resource,
-                      at(e, "direction").is_string() ? at(e, "direction").get<std::string>() : "");
-      const nlohmann::json& s = at(e, "series");
-      double u = number_or(at(e, "utilization"), 0);
+      const std::string key = fmt::format(
+          "{}.{}.{}", field(e, "role").is_string() ? field(e, "role").get<std::string>() : "", resource,
+          field(e, "direction").is_string() ? field(e, "direction").get<std::string>() : "");
+      const nlohmann::json& s = field(e, "series");
+      double u = number_or(field(e, "utilization"), 0);
       int first = std::numeric_limits<int>::max();
       if (!busy.empty() && s.is_array()) {
         double sum = 0;
@@ -108,7 +101,7 @@ std::map<std::string, ClassUse> class_use(const nlohmann::json& r, double thresh
     }
   }
   for (auto& [k, v] : use) v.util /= n[k];
-  const double gpu = number_or(at(at(r, "resource_classes"), "prefill.gpu.compute"), 0);
+  const double gpu = number_or(field(field(r, "resource_classes"), "prefill.gpu.compute"), 0);
   use["prefill.gpu.compute"] = {gpu, gpu >= threshold ? 0 : std::numeric_limits<int>::max()};
   return use;
 }
@@ -245,13 +238,13 @@ nlohmann::json manifest_json(const std::string& scenario, double threshold,
 }
 
 StatusOr<std::vector<SweepPoint>> points_of_manifest(const nlohmann::json& m, const std::string& file) {
-  if (at(m, "kind") != "sweep-manifest" || !at(m, "points").is_array())
+  if (field(m, "kind") != "sweep-manifest" || !field(m, "points").is_array())
     return Status::error(fmt::format("{}: expected a sweep manifest (\"kind\": \"sweep-manifest\")", file));
   std::vector<SweepPoint> out;
   for (size_t i = 0; i < m["points"].size(); ++i) {
     const auto& p = m["points"][i];
-    if (!at(p, "name").is_string() || !at(p, "P").is_number_integer() || !at(p, "D").is_number_integer() ||
-        !at(p, "sets").is_array())
+    if (!field(p, "name").is_string() || !field(p, "P").is_number_integer() ||
+        !field(p, "D").is_number_integer() || !field(p, "sets").is_array())
       return Status::error(fmt::format("{}: points[{}]: expected {{name, P, D, sets}}", file, i));
     SweepPoint s{p["name"].get<std::string>(), {p["P"].get<int>(), p["D"].get<int>()}, {}};
     for (const auto& kv : p["sets"]) {
@@ -313,8 +306,8 @@ nlohmann::json point_summary(const SweepPoint& point, const nlohmann::json* resu
       first = k, first_at = v.first_over, first_u = v.util;
   }
   const bool is_free = snic >= threshold && first.empty();
-  j["jct_s"] = at(at(*result, "summary"), "jct_s");
-  j["complete"] = at(*result, "complete");
+  j["jct_s"] = field(field(*result, "summary"), "jct_s");
+  j["complete"] = field(*result, "complete");
   j["classes"] = classes;
   j["bottleneck"] = bottleneck;
   j["bottleneck_free"] = is_free;
@@ -324,10 +317,10 @@ nlohmann::json point_summary(const SweepPoint& point, const nlohmann::json* resu
 
 nlohmann::json sweep_summary(const nlohmann::json& manifest, const std::vector<nlohmann::json>& points) {
   nlohmann::json j = {{"kind", "sweep"},
-                      {"scenario", at(manifest, "scenario")},
-                      {"threshold", at(manifest, "threshold")},
-                      {"grid", at(manifest, "grid")},
-                      {"analytic_range", at(manifest, "analytic_range")}};
+                      {"scenario", field(manifest, "scenario")},
+                      {"threshold", field(manifest, "threshold")},
+                      {"grid", field(manifest, "grid")},
+                      {"analytic_range", field(manifest, "analytic_range")}};
   std::vector<double> all;
   std::map<std::string, std::vector<double>> by_sets;
   std::map<std::string, nlohmann::json> sets_of;
