@@ -20,6 +20,7 @@
 #include "sim/metrics/timeline.h"
 #include "sim/platform/builder.h"
 #include "sim/policy/registry.h"
+#include "sim/transport/transport.h"
 #include "sim/workload/agents.h"
 #include "sim/workload/arrivals.h"
 #include "sim/workload/azure.h"
@@ -50,10 +51,6 @@ nlohmann::json balance_json(const metrics::LinkStats& links, const engine::Recor
           {"series_interval_s", interval}};
 }
 
-const char* role_name(platform::NodeRole r) {
-  return r == platform::NodeRole::kPrefill ? "prefill" : "decode";
-}
-
 // resources.<class>[] entries and the per-class mean utilisation ("prefill.cnic.write" -> mean).
 void link_views(const metrics::LinkStats& ls, nlohmann::json& resources,
                 std::map<std::string, double>& class_util, std::map<std::string, int>& class_n) {
@@ -62,7 +59,7 @@ void link_views(const metrics::LinkStats& ls, nlohmann::json& resources,
     const auto& t = h.links[i];
     const auto& r = ls.results()[i];
     nlohmann::json e = {{"node", t.node},
-                        {"role", role_name(h.nodes[t.node].role)},
+                        {"role", platform::name(h.nodes[t.node].role)},
                         {"direction", t.direction},
                         {"bytes", r.bytes},
                         {"bandwidth_Bps", t.bandwidth_Bps},
@@ -71,8 +68,9 @@ void link_views(const metrics::LinkStats& ls, nlohmann::json& resources,
                         {"busy_s", r.busy_s}};
     if (t.gpu >= 0) e["gpu"] = t.gpu;
     if (!r.series.empty()) e["series"] = r.series;
-    resources[t.resource].push_back(e);
-    const std::string key = fmt::format("{}.{}.{}", role_name(h.nodes[t.node].role), t.resource, t.direction);
+    resources[platform::name(t.resource)].push_back(e);
+    const std::string key = fmt::format("{}.{}.{}", platform::name(h.nodes[t.node].role),
+                                        platform::name(t.resource), t.direction);
     class_util[key] += r.utilization;
     class_n[key]++;
   }
@@ -99,7 +97,7 @@ void start_progress(const engine::Recorder& rec, int64_t total, std::chrono::ste
 struct Workload {
   std::vector<workload::Trajectory> trajectories;  // the agents point into it
   std::vector<workload::Agent> agents;
-  std::vector<std::vector<engine::ReplayTurn>> replay;
+  std::vector<std::vector<control::ReplayTurn>> replay;
   workload::WorkloadTotals totals;
   int64_t dropped_turns = 0;  // over the model's context (workload.over_context = drop)
 };
@@ -109,7 +107,7 @@ struct Workload {
 void replay_sessions(const workload::RequestTrace& t, Workload& w) {
   w.replay.assign(t.sessions, {});
   for (const auto& q : t.requests) {
-    engine::ReplayTurn r;
+    control::ReplayTurn r;
     r.arrival_s = q.arrival_s;
     r.hit = static_cast<double>(std::min(q.hit_tokens, q.input_tokens - 1));
     r.miss = static_cast<double>(q.input_tokens) - r.hit;
@@ -279,18 +277,17 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   const auto h = platform::build_platform(sc.hardware, sc.cluster.prefill_nodes, sc.cluster.decode_nodes);
   engine::Recorder rec;
   rec.turns.reserve(static_cast<size_t>(totals.turns));
-  metrics::LinkStats links(h, sc.outputs.window_s, sc.outputs.timeseries_interval_s);
-  engine::Cluster cluster(sc, h, agents, std::move(*scheduler), std::move(*read_path), &rec, &links);
+  transport::Transport transport(h);
+  metrics::LinkStats links(transport, sc.outputs.window_s, sc.outputs.timeseries_interval_s);
   const auto timeline =
       make_timeline(sc, static_cast<int>(wl->replay.empty() ? agents.size() : wl->replay.size()), h);
-  if (timeline) {
-    cluster.set_timeline(timeline.get());
-    links.set_timeline(timeline.get());
-  }
+  if (timeline) links.set_timeline(timeline.get());
+  engine::Cluster cluster(sc, h, agents, std::move(*scheduler), std::move(*read_path), rec, transport,
+                          timeline.get());
   if (!wl->replay.empty()) {
-    cluster.set_replay(std::move(wl->replay));
+    cluster.driver().set_replay(std::move(wl->replay));
   } else if (sc.workload.mode == "online") {
-    cluster.set_arrivals(
+    cluster.driver().set_arrivals(
         workload::poisson_arrivals(sc.workload.aps, static_cast<int>(agents.size()), sc.seed));
   }
   links.start_sampler();
@@ -308,9 +305,9 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   j["seed"] = sc.seed;
   j["scenario"] = sc.resolved;
   nlohmann::json& s = j["summary"];
-  s["stopped_by"] = cluster.stopped_by();
-  s["stopped_at_s"] = cluster.stopped_at_s();
-  s["agents_arrived"] = cluster.agents_arrived();
+  s["stopped_by"] = cluster.run().stopped_by();
+  s["stopped_at_s"] = cluster.run().stopped_at_s();
+  s["agents_arrived"] = cluster.driver().agents_arrived();
   s["jct_s"] = rec.last_done;
   s["sim_end_s"] = end;
   s["agents"] = totals.agents;
@@ -326,7 +323,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   s["kv_bytes_per_token"] = cluster.kv_bytes_per_token();
   s["hit_rate"] = rec.prompt_tokens > 0 ? (rec.prompt_tokens - rec.miss_tokens) / rec.prompt_tokens : 0.0;
   s.update(metrics::latency_summary(rec));
-  slo_summary(sc.slo, rec, cluster.stopped_by(), s);
+  slo_summary(sc.slo, rec, cluster.run().stopped_by(), s);
 
   nlohmann::json resources = nlohmann::json::object();
   std::map<std::string, double> cls;
@@ -366,20 +363,20 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   j["bottleneck"] = {{"resource", best}, {"utilization", best_u}};
   j["balance"] = balance_json(links, rec, sc.outputs, rec.last_done);
   double buffer_peak = 0;
-  for (const auto& n : cluster.nodes()) buffer_peak = std::max(buffer_peak, n.buffer_peak);
+  for (size_t n = 0; n < h.nodes.size(); ++n) buffer_peak = std::max(buffer_peak, cluster.buffers().peak(n));
   j["invariants"] = {
       {"turns_all_completed", rec.turns_completed == totals.turns},
       {"storage_bytes_read", rec.hit_bytes_read},
       {"hit_bytes_expected", static_cast<double>(totals.hit_tokens) * cluster.kv_bytes_per_token()},
       {"hit_bytes_loaded_to_pe", rec.hit_bytes_loaded},
       {"peak_requests_in_flight", rec.peak_in_flight},
-      {"peak_transfers_in_flight", links.peak_in_flight()},
-      {"transfers", links.transfers()},
+      {"peak_transfers_in_flight", transport.peak_in_flight()},
+      {"transfers", transport.transfers()},
       {"link_bytes_conservation_error", links.conservation_error()},
       {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
       {"dram_buffer_peak_bytes", buffer_peak},
-      {"dram_buffer_held_at_end_bytes", cluster.dram_buffer_held_bytes()},
-      {"de_hbm_held_at_end_bytes", cluster.de_hbm_held_bytes()}};
+      {"dram_buffer_held_at_end_bytes", cluster.buffers().held()},
+      {"de_hbm_held_at_end_bytes", cluster.hbm().held()}};
   if (timeline) {  // outputs.timeline: the trace file, and where it went
     const std::string err = write_file_atomically(sc.outputs.timeline, timeline->to_json());
     if (!err.empty()) return Status::error(fmt::format("{}: outputs.timeline: {}", sc.file, err));
@@ -390,15 +387,15 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const double activities =
-      static_cast<double>(links.transfers()) + static_cast<double>(rec.timed_activities);
+      static_cast<double>(transport.transfers()) + static_cast<double>(rec.timed_activities);
   // Wall-clock figures and simulator work counters (not part of the deterministic result).
   j["run_info"] = {{"wall_s", wall},
                    {"turns_per_wall_s", wall > 0 ? rec.turns_completed / wall : 0},
                    {"sim_s_per_wall_s", wall > 0 ? end / wall : 0},
                    {"activities", activities},
                    {"activities_per_wall_s", wall > 0 ? activities / wall : 0},
-                   {"peak_transfers_in_flight", links.peak_in_flight()},
-                   {"peak_activities_in_flight", std::max(links.peak_activities(), rec.peak_activities)}};
+                   {"peak_transfers_in_flight", transport.peak_in_flight()},
+                   {"peak_activities_in_flight", std::max(transport.peak_activities(), rec.peak_activities)}};
   return j;
 }
 

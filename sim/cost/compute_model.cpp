@@ -110,20 +110,20 @@ double decode_step_flops(const config::ModelSpec& m, int batch, double total_con
   return m.layers * (per_layer + linear_flops(m, batch));
 }
 
-double decode_step_hbm_bytes(const config::ModelSpec& m, int batch, double total_context) {
+double decode_step_hbm_bytes(const config::ModelSpec& m, int batch, double total_context, int weight_shards) {
   // The indexer keys sit in HBM and are scanned whether or not they travel with the stored cache.
   double indexer = m.sparse() ? m.indexer_kv_bytes_per_token_layer * total_context : 0.0;
   double kv =
       m.layers * (m.main_kv_bytes_per_token_layer * decode_attended(m, batch, total_context) + indexer);
-  return m.weight_bytes_per_gpu() + kv;
+  return m.weight_bytes_per_gpu(weight_shards) + kv;
 }
 
 double decode_step_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
-                          double total_context) {
+                          double total_context, int weight_shards) {
   if (batch == 0) return 0;
   double compute = decode_step_flops(m, batch, total_context) / (peak_flops(m, hw) * m.decode_mfu);
   double memory =
-      decode_step_hbm_bytes(m, batch, total_context) / (hw.gpu_hbm_bw_Bps * m.decode_hbm_efficiency);
+      decode_step_hbm_bytes(m, batch, total_context, weight_shards) / (hw.gpu_hbm_bw_Bps * m.decode_hbm_efficiency);
   return std::max(compute, memory) + m.decode_step_overhead_s;
 }
 

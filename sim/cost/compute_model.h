@@ -62,11 +62,12 @@ double decode_step_flops(const config::ModelSpec& m, int batch, double total_con
 // HBM bytes read: all of the GPU's weights (MoE: every local expert assumed active) + the KV read: main
 // cache over the attended tokens (as above) and, for sparse models, the indexer keys over total_context
 // (read even when indexer_keys_in_cache is false). Dense: weights + KV bytes of total_context.
-double decode_step_hbm_bytes(const config::ModelSpec& m, int batch, double total_context);
+// `weight_shards`: the GPUs the weights are sharded over (weight_shards_for_role of the decode role).
+double decode_step_hbm_bytes(const config::ModelSpec& m, int batch, double total_context, int weight_shards);
 // max(flops / (FLOP/s x decode_mfu), bytes / (hbm_bw x decode_hbm_efficiency)) + decode_step_overhead_s.
 // 0 when batch == 0.
 double decode_step_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
-                          double total_context);
+                          double total_context, int weight_shards);
 
 // ---- HBM ----
 // HBM bytes left for KV on one GPU: hbm - weight_bytes_per_gpu - hbm_reserve_bytes, clamped at >= 0.

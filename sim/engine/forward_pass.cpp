@@ -2,30 +2,10 @@
 
 #include <algorithm>
 
+#include "sim/core/check.h"
 #include "sim/engine/sg_compat.h"
 
 namespace sim::engine {
-
-namespace {
-
-using Handles = std::vector<metrics::LinkStats::Handle>;
-
-// Starts `layers` layers' worth of every flow; max_rate_per_layer > 0 bounds each flow to its per-layer
-// bytes times that rate (layers per second).
-void start_all(metrics::LinkStats& links, const Flows& flows, double layers, Handles& out,
-               double layers_per_s = -1) {
-  for (const auto& [ends, bytes] : flows) {
-    const double total = bytes * layers;
-    if (total >= 1) out.push_back(links.start(ends.first, ends.second, total, bytes * layers_per_s));
-  }
-}
-
-void wait_all(metrics::LinkStats& links, Handles& handles) {
-  for (auto hd : handles) links.wait(hd);
-  handles.clear();
-}
-
-}  // namespace
 
 double& Flows::operator[](Ends ends) {
   for (auto& f : flows_)
@@ -34,16 +14,40 @@ double& Flows::operator[](Ends ends) {
   return flows_.back().second;
 }
 
-void run_whole(metrics::LinkStats& links, const ForwardPass& fp, const ComputeFn& compute) {
+namespace {
+
+using Handles = std::vector<transport::Transport::Handle>;
+
+// Starts `layers` layers' worth of every flow; max_rate_per_layer > 0 bounds each flow to its per-layer
+// bytes times that rate (layers per second).
+void start_all(transport::Transport& links, const Flows& flows, double layers, Handles& out,
+               double layers_per_s = -1) {
+  for (const auto& [ends, bytes] : flows) {
+    const double total = bytes * layers;
+    if (total >= 1)
+      out.push_back(
+          links.start(ends.first, ends.second, total, transport::TrafficClass::kKv, bytes * layers_per_s));
+  }
+}
+
+void wait_all(transport::Transport& links, Handles& handles) {
+  for (auto hd : handles) {
+    const Status st = links.wait(hd);
+    SIM_CHECK(st.is_ok(), "forward pass: {}", st.message());
+  }
+  handles.clear();
+}
+
+void run_whole(transport::Transport& links, const ForwardPass& fp, const ComputeFn& compute) {
   Handles h;
   start_all(links, fp.load, fp.layers, h);
   wait_all(links, h);
-  compute(fp.t_layer * fp.layers);
+  compute(fp.layers);
   start_all(links, fp.push, fp.layers, h);
   wait_all(links, h);
 }
 
-void run_groups(metrics::LinkStats& links, const ForwardPass& fp, int per_group, const ComputeFn& compute) {
+void run_groups(transport::Transport& links, const ForwardPass& fp, int per_group, const ComputeFn& compute) {
   Handles loading, pushing;
   start_all(links, fp.load, std::min(per_group, fp.layers), loading);
   wait_all(links, loading);
@@ -51,14 +55,14 @@ void run_groups(metrics::LinkStats& links, const ForwardPass& fp, int per_group,
     const int layers = std::min(per_group, fp.layers - first);
     const int next = std::min(per_group, fp.layers - first - layers);
     if (next > 0) start_all(links, fp.load, next, loading);
-    compute(fp.t_layer * layers);
+    compute(layers);
     start_all(links, fp.push, layers, pushing);
     wait_all(links, loading);
   }
   wait_all(links, pushing);
 }
 
-void run_fluid(metrics::LinkStats& links, const ForwardPass& fp, const ComputeFn& compute) {
+void run_fluid(transport::Transport& links, const ForwardPass& fp, const ComputeFn& compute) {
   const int n = fp.layers;
   if (n < 2 || fp.t_layer <= 0) {
     run_groups(links, fp, 1, compute);
@@ -69,12 +73,31 @@ void run_fluid(metrics::LinkStats& links, const ForwardPass& fp, const ComputeFn
   const double pace = n / ((n - 1) * fp.t_layer);
   Handles loading, pushing;
   start_all(links, fp.load, n, loading, pace);
-  compute(fp.t_layer);  // layer 0
+  compute(1);  // layer 0
   start_all(links, fp.push, n, pushing, pace);
-  compute(fp.t_layer * (n - 2));  // layers 1 .. n-2
-  wait_all(links, loading);       // the last layer needs all of its KV
-  compute(fp.t_layer);            // layer n-1
+  compute(n - 2);            // layers 1 .. n-2
+  wait_all(links, loading);  // the last layer needs all of its KV
+  compute(1);                // layer n-1
   wait_all(links, pushing);
+}
+
+}  // namespace
+
+PassPipeline::PassPipeline(bool layerwise, int layer_group)
+    : kind_(!layerwise         ? Kind::kWhole
+            : layer_group == 0 ? Kind::kFluid
+                               : Kind::kGroups),
+      layer_group_(layer_group) {}
+
+void PassPipeline::run(transport::Transport& t, const ForwardPass& fp, const ComputeFn& compute) const {
+  switch (kind_) {
+    case Kind::kWhole:
+      return run_whole(t, fp, compute);
+    case Kind::kGroups:
+      return run_groups(t, fp, layer_group_, compute);
+    case Kind::kFluid:
+      return run_fluid(t, fp, compute);
+  }
 }
 
 }  // namespace sim::engine

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/metrics/link_stats.h"
+#include "sim/transport/transport.h"
 
 namespace sim::engine {
 
@@ -38,18 +38,27 @@ class Flows {
   std::vector<std::pair<Ends, double>> flows_;
 };
 
-// Compute for `seconds` (the engine sleeps and accounts its busy time).
-using ComputeFn = std::function<void(double seconds)>;
+// Computes `layers` layers of the pass (the engine runs the plan's work for that many layers).
+using ComputeFn = std::function<void(double layers)>;
 
 struct ForwardPass {
   const Flows& load;   // KV bytes per layer to bring to the GPU, per source
   const Flows& push;   // KV bytes per layer to send to DE buffers, per destination
-  double t_layer = 0;  // compute time of one layer (s)
+  double t_layer = 0;  // compute time of one layer (s): the pace of the fluid pipeline's transfers
   int layers = 1;
 };
 
-void run_whole(metrics::LinkStats& links, const ForwardPass& fp, const ComputeFn& compute);
-void run_groups(metrics::LinkStats& links, const ForwardPass& fp, int per_group, const ComputeFn& compute);
-void run_fluid(metrics::LinkStats& links, const ForwardPass& fp, const ComputeFn& compute);
+// How a pass's transfers and compute overlap: chosen once per run from policy.layerwise and
+// sim.layer_group (the header comment above).
+class PassPipeline {
+ public:
+  PassPipeline() = default;
+  PassPipeline(bool layerwise, int layer_group);
+  void run(transport::Transport& t, const ForwardPass& fp, const ComputeFn& compute) const;
+
+ private:
+  enum class Kind { kWhole, kGroups, kFluid } kind_ = Kind::kWhole;
+  int layer_group_ = 1;
+};
 
 }  // namespace sim::engine

@@ -1,13 +1,16 @@
-// Request: one agent turn in flight, as plain data. Requests live in the Cluster's RequestTable; everything
-// else holds a RequestId. Times are simulated seconds (-1 = not reached); tokens are counts.
+// Request: one agent turn in flight, as plain data. Requests live in the RequestStore; everything else
+// holds a RequestId. Times are simulated seconds (-1 = not reached); tokens are counts.
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 namespace sim::engine {
 
 using RequestId = uint32_t;
+
+// Where a request's KV travels (chosen with its read side): on the platform's links, or on the Oracle's
+// free transport, whose transfers carry no byte, take no time and hold no buffer (the upper bound).
+enum class KvTransport { kLinks, kFree };
 
 struct Request {
   int agent = 0;
@@ -18,10 +21,10 @@ struct Request {
   int pe = 0;              // prefill engine index
   int de = 0;              // decode engine index
   double pe_fraction = 1;  // share of `hit` read through the PE node
-  bool zero_cost = false;  // Oracle transfers
+  KvTransport kv_transport = KvTransport::kLinks;
   int reads_pending = 0;
   // A read split over both sides: the DE side's bytes, queued on the DE node only once the PE side has its
-  // buffer space (storage_reader.cpp: buffers are always taken PE side first, so no cycle of waits).
+  // buffer space (reader_service.cpp: buffers are always taken PE side first, so no cycle of waits).
   double deferred_de_bytes = 0;
   double prefilled = 0;         // miss tokens computed so far (chunked prefill)
   bool hit_pushed = false;      // PE-path hit KV already sent to the DE buffer
@@ -30,7 +33,7 @@ struct Request {
   double hbm_bytes = 0;         // DE HBM held
   bool hbm_reserved = false;    // DE HBM promised when the DE was chosen (queued schedulers)
   // A queued scheduler's request larger than a whole DE's HBM: it claimed the DE's whole HBM and decodes
-  // alone once the DE's other requests are done (dispatch.cpp).
+  // alone once the DE's other requests are done (dispatcher.cpp).
   bool hbm_whole_de = false;
   double t_hbm = -1;  // when its DE HBM was promised (queued schedulers) or allocated (by the loader)
   double pe_buf_bytes = 0, de_buf_bytes = 0;  // DRAM buffer bytes held on each side
@@ -40,27 +43,10 @@ struct Request {
   double read_s = 0;  // time spent in storage reads (longest side)
 };
 
-// A slot table with a free list: memory stays O(requests in flight), not O(turns).
-class RequestTable {
- public:
-  RequestId add(const Request& r) {
-    if (!free_.empty()) {
-      RequestId id = free_.back();
-      free_.pop_back();
-      slots_[id] = r;
-      return id;
-    }
-    slots_.push_back(r);
-    return static_cast<RequestId>(slots_.size() - 1);
-  }
-  void release(RequestId id) { free_.push_back(id); }
-  Request& operator[](RequestId id) { return slots_[id]; }
-  const Request& operator[](RequestId id) const { return slots_[id]; }
-  size_t in_flight() const { return slots_.size() - free_.size(); }
-
- private:
-  std::vector<Request> slots_;
-  std::vector<RequestId> free_;
-};
+// The bytes of `bytes` of the request's KV that go on the wire (and into buffers): all of them, or none on
+// the free transport. Every size the engine moves, holds or persists for a request goes through here.
+inline double wire_bytes(const Request& r, double bytes) {
+  return r.kv_transport == KvTransport::kFree ? 0.0 : bytes;
+}
 
 }  // namespace sim::engine

@@ -13,78 +13,25 @@ namespace sim::metrics {
 
 namespace sg4 = simgrid::s4u;
 
-LinkStats::LinkStats(const platform::PlatformHandles& h, double window_s, double series_interval_s)
-    : h_(h), window_s_(window_s), series_interval_s_(series_interval_s) {
-  for (size_t i = 0; i < h.links.size(); ++i) link_index_[h.links[i].link] = static_cast<int>(i);
-  window_bytes_.assign(h.links.size(), 0.0);
-  series_bytes_.assign(h.links.size(), 0.0);
-  results_.resize(h.links.size());
+LinkStats::LinkStats(transport::Transport& t, double window_s, double series_interval_s)
+    : transport_(t), h_(t.handles()), window_s_(window_s), series_interval_s_(series_interval_s) {
+  window_bytes_.assign(h_.links.size(), 0.0);
+  series_bytes_.assign(h_.links.size(), 0.0);
+  started_bytes_.assign(h_.links.size(), 0.0);
+  results_.resize(h_.links.size());
+  transport_.set_observer(this);
 }
 
-LinkStats::Route& LinkStats::route(sg4::Host* from, sg4::Host* to) {
-  auto it = routes_.find({from, to});
-  if (it != routes_.end()) return *it->second;
-  std::vector<sg4::Link*> links;
-  double latency = 0;
-  from->route_to(to, links, &latency);
-  std::vector<int> idx;
-  for (const auto* l : links) {
-    auto li = link_index_.find(l);
-    SIM_CHECK(li != link_index_.end(), "link {} of route {} -> {} is not accounted", l->get_name(),
-              from->get_name(), to->get_name());
-    idx.push_back(li->second);
-  }
-  route_list_.push_back({std::move(idx), 0.0});
-  routes_.emplace(std::make_pair(from, to), &route_list_.back());
-  return route_list_.back();
+LinkStats::~LinkStats() {
+  transport_.set_observer(nullptr);
 }
 
-LinkStats::Handle LinkStats::start(sg4::Host* from, sg4::Host* to, double bytes, double max_rate_Bps) {
-  Flow f;
-  f.route = &route(from, to);
-  if (bytes >= 1) {
-    f.size = std::round(bytes);
-    f.route->sent += f.size;
-    if (max_rate_Bps > 0) {
-      // The rate must be set while the comm is INITED: before its ends are (setting both may start it).
-      f.comm = sg4::Comm::sendto_init();
-      f.comm->set_rate(max_rate_Bps);
-      f.comm->set_payload_size(static_cast<uint64_t>(f.size));
-      f.comm->set_source(from);
-      f.comm->set_destination(to);
-      if (f.comm->get_state() == sg4::Activity::State::INITED) f.comm->start();
-    } else {
-      f.comm = sg4::Comm::sendto_async(from, to, static_cast<uint64_t>(f.size));
-    }
-    transfers_++;
-  }
-  Handle id;
-  if (!free_.empty()) {
-    id = free_.back();
-    free_.pop_back();
-    flows_[id] = std::move(f);
-  } else {
-    id = static_cast<Handle>(flows_.size());
-    flows_.push_back(std::move(f));
-  }
-  peak_in_flight_ = std::max(peak_in_flight_, in_flight());
-  peak_activities_ = std::max(peak_activities_, in_flight() + (other_in_flight_ ? *other_in_flight_ : 0));
-  return id;
+void LinkStats::on_start(const std::vector<int>& links, double bytes, transport::TrafficClass) {
+  for (int i : links) started_bytes_[i] += bytes;
 }
 
-void LinkStats::credit(Flow& f, double done) {
-  const double delta = done - f.credited;
-  if (delta <= 0) return;
-  for (int i : f.route->links) window_bytes_[i] += delta;
-  f.credited = done;
-}
-
-void LinkStats::wait(Handle handle) {
-  if (flows_[handle].comm) flows_[handle].comm->wait();
-  Flow& f = flows_[handle];  // flows_ may have grown while waiting
-  credit(f, f.size);
-  f.comm = nullptr;
-  free_.push_back(handle);
+void LinkStats::on_progress(const std::vector<int>& links, double bytes, transport::TrafficClass) {
+  for (int i : links) window_bytes_[i] += bytes;
 }
 
 void LinkStats::set_timeline(Timeline* tl) {
@@ -94,8 +41,9 @@ void LinkStats::set_timeline(Timeline* tl) {
   if (tl == nullptr) return;
   std::map<std::pair<int, std::string>, int> index;  // (node, resource) -> track, in link order
   for (const auto& t : h_.links) {
-    auto [it, added] = index.emplace(std::make_pair(t.node, t.resource), static_cast<int>(tracks_.size()));
-    if (added) tracks_.push_back({fmt::format("n{} {}", t.node, t.resource), {}, {}, {}});
+    const std::string resource = platform::name(t.resource);
+    auto [it, added] = index.emplace(std::make_pair(t.node, resource), static_cast<int>(tracks_.size()));
+    if (added) tracks_.push_back({fmt::format("n{} {}", t.node, resource), {}, {}, {}});
     CounterTrack& c = tracks_[it->second];
     auto s = std::find(c.series.begin(), c.series.end(), t.direction);
     if (s == c.series.end()) {
@@ -128,8 +76,7 @@ void LinkStats::trace_window(double t0, double dt) {
 void LinkStats::sample(double now) {
   const double dt = now - last_sample_t_;
   if (dt <= 0) return;
-  for (auto& f : flows_)
-    if (f.comm) credit(f, f.size - f.comm->get_remaining());
+  transport_.settle();
   if (timeline_ != nullptr) trace_window(last_sample_t_, dt);
   snic_node_bytes_.assign(h_.nodes.size(), 0.0);
   for (size_t i = 0; i < h_.links.size(); ++i) {
@@ -138,7 +85,7 @@ void LinkStats::sample(double now) {
     window_bytes_[i] = 0;
     results_[i].bytes += b;
     series_bytes_[i] += b;
-    if (t.resource == "snic") snic_node_bytes_[t.node] += b;
+    if (t.resource == platform::ResourceClass::kSnic) snic_node_bytes_[t.node] += b;
     if (b > 0) {
       results_[i].busy_s += dt;
       // A partial last window shorter than a tenth of a window would make a noisy peak; skip it.
@@ -180,9 +127,7 @@ void LinkStats::finish(double end_time) {
   sample(end_time);
   for (size_t i = 0; i < h_.links.size(); ++i)
     results_[i].utilization = end_time > 0 ? results_[i].bytes / (h_.links[i].bandwidth_Bps * end_time) : 0;
-  std::vector<double> expected(h_.links.size(), 0.0);
-  for (const Route& r : route_list_)
-    for (int i : r.links) expected[i] += r.sent;
+  const std::vector<double>& expected = started_bytes_;
   conservation_error_ = 0;
   for (size_t i = 0; i < h_.links.size(); ++i)
     conservation_error_ =

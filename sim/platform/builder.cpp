@@ -13,8 +13,8 @@ namespace {
 
 // Creates a split-duplex link and records both directions for accounting.
 sg4::SplitDuplexLink* duplex(sg4::NetZone* zone, PlatformHandles& h, const std::string& name, double bw,
-                             double latency, const char* resource, const char* up_name, const char* down_name,
-                             int node, int gpu) {
+                             double latency, ResourceClass resource, const char* up_name,
+                             const char* down_name, int node, int gpu) {
   auto* l = zone->create_split_duplex_link(name, bw);
   l->set_latency(latency)->seal();
   h.links.push_back({l->get_link_up(), resource, up_name, node, gpu, bw});
@@ -47,8 +47,8 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
 
     auto* dram = zone->create_link(p + ".dram", hw.dram_bw_Bps);
     dram->set_latency(lat)->seal();
-    h.links.push_back({dram, "dram", "shared", n, -1, hw.dram_bw_Bps});
-    auto* snic = duplex(zone, h, p + ".snic", hw.snic_bw_Bps, lat, "snic", "in", "out", n, -1);
+    h.links.push_back({dram, ResourceClass::kDram, "shared", n, -1, hw.dram_bw_Bps});
+    auto* snic = duplex(zone, h, p + ".snic", hw.snic_bw_Bps, lat, ResourceClass::kSnic, "in", "out", n, -1);
 
     node.dram = zone->create_host(p + ".dram", 1.0)->seal();
     route(zone, node.dram, {sg4::LinkInRoute(dram)});
@@ -60,7 +60,8 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
                               : hw.storage_efficiency < 1    ? hw.storage_efficiency * hw.snic_bw_Bps
                                                              : 0;
     if (backend_bw > 0) {
-      auto* backend = duplex(zone, h, p + ".storage", backend_bw, 0, "storage", "read", "write", n, -1);
+      auto* backend =
+          duplex(zone, h, p + ".storage", backend_bw, 0, ResourceClass::kStorage, "read", "write", n, -1);
       storage_up.emplace_back(backend, Dir::UP);
     }
     storage_up.emplace_back(snic, Dir::UP);
@@ -68,14 +69,16 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
 
     for (int j = 0; j < hw.gpus_per_node; ++j) {
       const std::string q = fmt::format("{}.g{}", p, j);
-      auto* cnic = duplex(zone, h, q + ".cnic", hw.cnic_bw_Bps, lat, "cnic", "read", "write", n, j);
+      auto* cnic =
+          duplex(zone, h, q + ".cnic", hw.cnic_bw_Bps, lat, ResourceClass::kCnic, "read", "write", n, j);
       auto* gpu = zone->create_host(q, hw.gpu_flops)->seal();
       auto* buf = zone->create_host(q + ".buf", 1.0)->seal();
       std::vector<sg4::LinkInRoute> gpu_up, buf_up;
       if (hw.pcie_bw_Bps > 0) {
-        auto* pg = duplex(zone, h, q + ".pcie_gpu", hw.pcie_bw_Bps, lat, "pcie", "from_gpu", "to_gpu", n, j);
-        auto* ph =
-            duplex(zone, h, q + ".pcie_host", hw.pcie_bw_Bps, lat, "pcie", "from_host", "to_host", n, j);
+        auto* pg = duplex(zone, h, q + ".pcie_gpu", hw.pcie_bw_Bps, lat, ResourceClass::kPcie, "from_gpu",
+                          "to_gpu", n, j);
+        auto* ph = duplex(zone, h, q + ".pcie_host", hw.pcie_bw_Bps, lat, ResourceClass::kPcie, "from_host",
+                          "to_host", n, j);
         gpu_up.emplace_back(pg, Dir::UP);
         buf_up.emplace_back(dram);
         buf_up.emplace_back(ph, Dir::UP);
@@ -91,6 +94,7 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
     }
     h.nodes.push_back(std::move(node));
   }
+  h.control = zone->create_host("control", 1.0)->seal();
   zone->seal();
   return h;
 }

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/platform/resource_class.h"
+
 namespace simgrid::s4u {
 class Host;
 class Link;
@@ -22,14 +24,12 @@ class Link;
 
 namespace sim::platform {
 
-enum class NodeRole { kPrefill, kDecode };
-
 // A directed (or shared) link resource whose bytes are accounted.
 struct TrackedLink {
   simgrid::s4u::Link* link = nullptr;
-  std::string resource;  // snic | cnic | dram | pcie | storage
+  ResourceClass resource = ResourceClass::kSnic;
   std::string
-      direction;  // in/out (snic, storage), read/write (cnic), shared (dram), to_gpu/from_gpu... (pcie)
+      direction;  // in/out (snic), read/write (cnic, storage), shared (dram), to_gpu/from_gpu... (pcie)
   int node = 0;
   int gpu = -1;  // GPU index within the node for per-GPU links, else -1
   double bandwidth_Bps = 0;
@@ -47,7 +47,17 @@ struct PlatformHandles {
   int prefill_nodes = 0;
   int decode_nodes = 0;
   int gpus_per_node = 0;
-  std::vector<NodeHandles> nodes;  // prefill nodes first, then decode nodes
+  // The nodes of one role, in platform order.
+  std::vector<int> nodes_of(NodeRole role) const {
+    std::vector<int> out;
+    for (int n = 0; n < static_cast<int>(nodes.size()); ++n)
+      if (nodes[n].role == role) out.push_back(n);
+    return out;
+  }
+  std::vector<NodeHandles> nodes;  // in platform order (the builder puts prefill nodes first)
+  // The host of the control actors (driver, stop rules, watchdog): on no node, so no node's failure or
+  // role change takes them along. It has no link: control actors only sleep and notify.
+  simgrid::s4u::Host* control = nullptr;
   std::vector<TrackedLink> links;  // every accounted link direction, in a stable order
 };
 

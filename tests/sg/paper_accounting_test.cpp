@@ -28,7 +28,7 @@ struct Stage {
 };
 
 double g_last_read = 0;
-sim::metrics::LinkStats* g_links = nullptr;
+sim::transport::Transport* g_links = nullptr;
 
 // Runs `stages` in order for kChunks chunks of `chunk` bytes; stage k+1 of chunk c starts once stage k of
 // chunk c is done (semaphores), so the stages overlap like a pipeline.
@@ -39,7 +39,7 @@ void start_pipeline(const std::vector<Stage>& stages, double chunk) {
     sim::engine::spawn("stage", stages[k].from, [stages, ready, k, chunk]() {
       for (int c = 0; c < kChunks; ++c) {
         if (k > 0) ready[k - 1]->acquire();
-        g_links->send(stages[k].from, stages[k].to, chunk);
+        (void)g_links->send(stages[k].from, stages[k].to, chunk);
         if (k == 0) g_last_read = std::max(g_last_read, sg4::Engine::get_clock());
         if (k + 1 < stages.size()) ready[k]->release();
       }
@@ -54,8 +54,9 @@ TEST_CASE("Accounting: saturated SNICs with the ideal split -> link rates match 
   sim::config::HardwareSpec hw;
   hw.gpus_per_node = kG;
   auto h = sim::platform::build_platform(hw, kP, kD);
-  sim::metrics::LinkStats ls(h, 0.1, 0);
-  g_links = &ls;
+  sim::testing::Metered m(h, 0.1, 0);
+  auto& ls = m.ls;
+  g_links = &m.t;
   ls.start_sampler();
   const auto ideal = sim::cost::ideal_link_loads(kG, hw.cnic_bw_Bps, hw.snic_bw_Bps, hw.dram_bw_Bps, kP, kD);
 

@@ -22,11 +22,12 @@ void check_route(const std::function<sg4::Host*(const PlatformHandles&)>& from,
                  const std::map<std::string, double>& expected) {
   auto& e = sim::testing::make_engine();
   PlatformHandles h = sim::platform::build_platform(two_gpu_hw(), 1, 1);
-  sim::metrics::LinkStats ls(h, 0.01, 0);
+  sim::testing::Metered m(h, 0.01, 0);
+  auto& ls = m.ls;
   ls.start_sampler();
   sg4::Host* src = from(h);
   sg4::Host* dst = to(h);
-  sim::engine::spawn("sender", src, [&ls, src, dst]() { ls.send(src, dst, kBytes); });
+  sim::engine::spawn("sender", src, [&m, src, dst]() { (void)m.t.send(src, dst, kBytes); });
   e.run();
   ls.finish(sg4::Engine::get_clock());
   auto bytes = sim::testing::link_bytes(ls);
@@ -87,9 +88,10 @@ TEST_CASE("Route: PCIe links; when modelled; carry GPU and host sides of an H2D"
   auto hw = two_gpu_hw();
   hw.pcie_bw_Bps = 64e9;
   PlatformHandles h = sim::platform::build_platform(hw, 1, 1);
-  sim::metrics::LinkStats ls(h, 1.0, 0);
+  sim::testing::Metered m(h, 1.0, 0);
+  auto& ls = m.ls;
   sim::engine::spawn("sender", h.nodes[0].bufs[0],
-                     [&h, &ls]() { ls.send(h.nodes[0].bufs[0], h.nodes[0].gpus[0], kBytes); });
+                     [&h, &m]() { (void)m.t.send(h.nodes[0].bufs[0], h.nodes[0].gpus[0], kBytes); });
   e.run();
   ls.finish(sg4::Engine::get_clock());
   auto bytes = sim::testing::link_bytes(ls);

@@ -10,6 +10,7 @@
 #include "sim/engine/sg_compat.h"
 #include "sim/metrics/link_stats.h"
 #include "sim/platform/builder.h"
+#include "sim/transport/transport.h"
 
 namespace sim::testing {
 
@@ -20,6 +21,14 @@ inline simgrid::s4u::Engine& make_engine() {
   static simgrid::s4u::Engine e(&argc, argv);
   return e;
 }
+
+// A transport on a built platform, metered: send with `t`, read the bytes from `ls`.
+struct Metered {
+  Metered(const platform::PlatformHandles& h, double window_s, double series_interval_s)
+      : t(h), ls(t, window_s, series_interval_s) {}
+  transport::Transport t;
+  metrics::LinkStats ls;
+};
 
 // Bytes carried by each accounted link direction, keyed "n0.g1.cnic/read", "n0.dram/shared", ...
 inline std::map<std::string, double> link_bytes(const metrics::LinkStats& ls) {

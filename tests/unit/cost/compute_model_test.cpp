@@ -219,26 +219,27 @@ TEST_CASE("Decode step: small batch -> memory-bound and growing with batch and c
   const HardwareSpec hw;
   ModelSpec qwen = real_model("qwen32b");
   const double bw = hw.gpu_hbm_bw_Bps * qwen.decode_hbm_efficiency;
-  CHECK(decode_step_time_s(qwen, hw, 0, 0) == 0);
-  double t1 = decode_step_time_s(qwen, hw, 1, 10000);
+  CHECK(decode_step_time_s(qwen, hw, 0, 0, qwen.weight_shards) == 0);
+  double t1 = decode_step_time_s(qwen, hw, 1, 10000, qwen.weight_shards);
   CHECK(t1 == Approx((qwen.weight_bytes_per_gpu() + 10000 * 262144.0) / bw + qwen.decode_step_overhead_s));
   // Dense, memory-bound: each extra context token adds its KV bytes.
-  double t2 = decode_step_time_s(qwen, hw, 1, 20000);
+  double t2 = decode_step_time_s(qwen, hw, 1, 20000, qwen.weight_shards);
   CHECK(t2 - t1 == Approx(10000 * 262144.0 / bw).epsilon(1e-9));
-  CHECK(decode_step_time_s(qwen, hw, 8, 20000) >= t2);
+  CHECK(decode_step_time_s(qwen, hw, 8, 20000, qwen.weight_shards) >= t2);
   // Very large batches become compute-bound: the step then grows with the batch.
-  double big = decode_step_time_s(qwen, hw, 4096, 4096.0 * 100);
+  double big = decode_step_time_s(qwen, hw, 4096, 4096.0 * 100, qwen.weight_shards);
   double compute = decode_step_flops(qwen, 4096, 4096.0 * 100) / (hw.gpu_flops * 0.5 * qwen.decode_mfu);
   CHECK(big == Approx(compute + qwen.decode_step_overhead_s));
-  CHECK(decode_step_time_s(qwen, hw, 8192, 8192.0 * 100) > big);
+  CHECK(decode_step_time_s(qwen, hw, 8192, 8192.0 * 100, qwen.weight_shards) > big);
 
   // Sparse: one request's main-cache reads stop growing past top-k; the indexer keys still grow.
   ModelSpec ds = real_model("ds660b");
-  double b10 = decode_step_hbm_bytes(ds, 1, 10000);
-  double b20 = decode_step_hbm_bytes(ds, 1, 20000);
+  double b10 = decode_step_hbm_bytes(ds, 1, 10000, ds.weight_shards);
+  double b20 = decode_step_hbm_bytes(ds, 1, 20000, ds.weight_shards);
   CHECK(b20 - b10 == Approx(132.0 * 61 * 10000));
   CHECK(b10 == Approx(ds.weight_bytes_per_gpu() + 61 * (656.0 * 2048 + 132.0 * 10000)));
-  CHECK(decode_step_time_s(ds, hw, 64, 64 * 32000.0) > decode_step_time_s(ds, hw, 32, 32 * 32000.0));
+  CHECK(decode_step_time_s(ds, hw, 64, 64 * 32000.0, ds.weight_shards) >
+        decode_step_time_s(ds, hw, 32, 32 * 32000.0, ds.weight_shards));
 }
 
 TEST_CASE("HBM for KV: the three models on an 80 GB GPU -> room left but too few shards -> 0", "[unit]") {

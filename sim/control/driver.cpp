@@ -1,0 +1,197 @@
+#include "sim/control/driver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "sim/core/check.h"
+#include "sim/engine/dispatcher.h"
+#include "sim/engine/sg_compat.h"
+#include "sim/metrics/timeline.h"
+
+namespace sim::control {
+
+namespace {
+
+// Releases within this much of now are due (float noise in arrival times).
+constexpr double kDueSlackS = 1e-12;
+
+}  // namespace
+
+double TtftLog::windowed_mean(double now, double window_s, int min_turns) const {
+  double sum = waiting * now - waiting_issue_sum;
+  int count = waiting;
+  for (auto it = first_tokens.rbegin(); it != first_tokens.rend() && it->first > now - window_s; ++it) {
+    sum += it->second;
+    count++;
+  }
+  return count >= std::max(1, min_turns) ? std::max(0.0, sum / count) : -1.0;
+}
+
+Driver::Driver(engine::EngineContext& ctx, const std::vector<workload::Agent>& agents,
+               engine::Dispatcher& dispatcher)
+    : c_(ctx), agents_(agents), dispatcher_(dispatcher), cv_(simgrid::s4u::ConditionVariable::create()) {
+  next_turn_.assign(agents.size(), 0);
+  context_.assign(agents.size(), 0.0);
+  agents_left_ = static_cast<int>(agents.size());
+}
+
+void Driver::set_arrivals(std::vector<double> arrivals) {
+  SIM_CHECK(arrivals.size() == agents_.size(), "{} arrival times for {} agents", arrivals.size(),
+            agents_.size());
+  arrivals_ = std::move(arrivals);
+}
+
+void Driver::set_replay(std::vector<std::vector<ReplayTurn>> sessions) {
+  for (const auto& s : sessions) SIM_CHECK(!s.empty(), "an empty replay session");
+  replay_ = std::move(sessions);
+  next_turn_.assign(replay_.size(), 0);
+  context_.assign(replay_.size(), 0.0);
+  agents_left_ = static_cast<int>(replay_.size());
+}
+
+int Driver::num_agents() const {
+  return replay_.empty() ? static_cast<int>(agents_.size()) : static_cast<int>(replay_.size());
+}
+
+int Driver::num_turns(int agent) const {
+  return replay_.empty() ? agents_[agent].num_turns : static_cast<int>(replay_[agent].size());
+}
+
+void Driver::start() {
+  engine::spawn("driver", c_.h.control, [this]() { loop(); });
+}
+
+void Driver::wake_all() {
+  cv_->notify_all();
+}
+
+void Driver::release_at(double t, int agent) {
+  releases_.emplace_back(t, agent);
+  std::push_heap(releases_.begin(), releases_.end(), std::greater<>());
+  cv_->notify_all();
+}
+
+void Driver::issue(int agent) {
+  if (c_.run.finished()) return;
+  const int k = next_turn_[agent];
+  engine::Request r;
+  r.agent = agent;
+  r.turn = k;
+  if (replay_.empty()) {
+    const workload::Turn t = agents_[agent].turn(k);
+    r.hit = context_[agent];
+    r.miss = t.append;
+    r.gen = std::max(1, t.gen);
+    context_[agent] += t.append + t.gen;
+  } else {
+    const ReplayTurn& t = replay_[agent][k];
+    r.hit = t.hit;
+    r.miss = t.miss;
+    r.gen = t.gen;
+  }
+  r.t_issue = engine::now();
+  ttft_.waiting++;
+  ttft_.waiting_issue_sum += r.t_issue;
+  const engine::RequestId id = c_.requests.add(r);
+  c_.rec.peak_in_flight = std::max(c_.rec.peak_in_flight, c_.requests.in_flight());
+  dispatcher_.submit(id);
+}
+
+void Driver::loop() {
+  const int n = num_agents();
+  for (int a = 0; a < n; ++a) {
+    const double t = !replay_.empty() ? replay_[a].front().arrival_s : arrivals_.empty() ? 0.0 : arrivals_[a];
+    releases_.emplace_back(t, a);
+  }
+  std::make_heap(releases_.begin(), releases_.end(), std::greater<>());
+  std::vector<int> due;
+  while (!c_.run.finished()) {
+    // Every release due now is issued in one batch, in (time, agent) order, without taking the lock in
+    // between (offline, all first turns go out at t = 0 as one batch).
+    due.clear();
+    while (!releases_.empty() && releases_.front().first <= engine::now() + kDueSlackS) {
+      due.push_back(releases_.front().second);
+      std::pop_heap(releases_.begin(), releases_.end(), std::greater<>());
+      releases_.pop_back();
+    }
+    for (int agent : due) {
+      if (next_turn_[agent] == 0) agents_arrived_++;
+      issue(agent);
+    }
+    std::unique_lock<simgrid::s4u::Mutex> lock(c_.run.mutex());
+    if (c_.run.finished()) break;
+    if (releases_.empty()) {
+      cv_->wait(lock);
+    } else if (releases_.front().first > engine::now() + kDueSlackS) {
+      cv_->wait_until(lock, releases_.front().first);
+    }
+  }
+}
+
+void Driver::first_token(engine::RequestId id) {
+  const engine::Request& r = c_.requests[id];
+  const double t_first = engine::now();
+  ttft_.waiting--;
+  ttft_.waiting_issue_sum -= r.t_issue;
+  if (c_.sc.workload.mode == "online")
+    ttft_.first_tokens.emplace_back(t_first, static_cast<float>(t_first - r.t_issue));
+  if (c_.timeline != nullptr && c_.timeline->sampled_agent(r.agent)) {
+    metrics::TurnTimes t = metrics::turn_times(r);
+    t.first = t_first;
+    c_.timeline->turn_first_token(t);
+  }
+}
+
+void Driver::turn_done(engine::RequestId id, double t_done) {
+  const engine::Request& r = c_.requests[id];
+  if (c_.timeline != nullptr && c_.timeline->sampled_agent(r.agent)) {
+    metrics::TurnTimes t = metrics::turn_times(r);
+    t.done = t_done;
+    c_.timeline->turn_done(t);
+  }
+  engine::TurnSample s;
+  s.ttft = static_cast<float>(r.t_first - r.t_issue);
+  if (r.gen > 1) {
+    s.ttst = static_cast<float>(r.t_second - r.t_issue);
+    // TPOT: the time per token once decoding runs (from the second token on); the gap between the first
+    // and the second token (HBM allocation, H2D) is in TTST. A two-token turn has only that gap.
+    s.tpot = static_cast<float>(r.gen > 2 ? (r.t_done - r.t_second) / (r.gen - 2) : r.t_second - r.t_first);
+    s.alloc = static_cast<float>(r.t_decode_join - r.t_first);
+  }
+  s.read = static_cast<float>(r.read_s);
+  s.queue = static_cast<float>(std::max(0.0, r.t_ready - r.t_issue - r.read_s));
+  s.prefill = static_cast<float>(r.t_first - r.t_ready);
+  c_.rec.turns.push_back(s);
+  c_.rec.turns_completed++;
+  c_.rec.prompt_tokens += r.hit + r.miss;
+  c_.rec.miss_tokens += r.miss;
+  c_.rec.gen_tokens += r.gen;
+  c_.rec.last_done = std::max(c_.rec.last_done, t_done);
+  const int agent = r.agent;
+  c_.requests.release(id);
+  next_turn_[agent]++;
+  if (!replay_.empty() && next_turn_[agent] < num_turns(agent)) {
+    // Open loop per session: the next request at its trace arrival, or now when this one ended later.
+    const double at = replay_[agent][next_turn_[agent]].arrival_s;
+    if (at > engine::now()) {
+      release_at(at, agent);
+    } else {
+      issue(agent);
+    }
+  } else if (next_turn_[agent] < num_turns(agent)) {
+    const double think = agents_[agent].turn(next_turn_[agent]).think_s;
+    if (think > 0) {
+      engine::spawn_daemon("think", c_.h.control, [this, agent, think]() {
+        engine::sleep_for(think);
+        issue(agent);
+      });
+    } else {
+      issue(agent);
+    }
+  } else if (--agents_left_ == 0) {
+    c_.run.all_done(t_done);
+  }
+}
+
+}  // namespace sim::control

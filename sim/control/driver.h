@@ -1,0 +1,85 @@
+// Driver: the life of the agents' turns. It releases each turn at its time (offline agents' first turns at
+// 0, online agents at their Poisson arrivals, trace-replay requests at their trace arrivals), submits it to
+// the dispatcher, and when a turn is done records its latencies and issues the agent's next turn. One
+// actor, on the control host; pending releases wait in a min-heap it sleeps on (no actor per agent or
+// per request). When every agent is done it ends the run (stopped_by "all_turns_done", at that time).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/engine/context.h"
+#include "sim/workload/agents.h"
+
+namespace sim::engine {
+class Dispatcher;
+}  // namespace sim::engine
+
+namespace sim::control {
+
+// Trace replay (workload.trace_format mooncake | azure): one turn with its tokens given by the trace
+// rather than derived from the agent's context. REQUIRES: hit >= 0, miss >= 1, gen >= 1.
+struct ReplayTurn {
+  double arrival_s = 0;  // the trace's arrival time
+  double hit = 0;        // prompt tokens read from storage
+  double miss = 1;       // prompt tokens computed
+  double gen = 1;        // tokens generated
+};
+
+// First tokens over time, for the online stop rules: turns whose first token came, with their TTFT, and
+// the issued turns still waiting for theirs.
+struct TtftLog {
+  std::vector<std::pair<double, float>> first_tokens;  // (time of first token, TTFT), online only
+  int waiting = 0;                                     // issued turns without a first token
+  double waiting_issue_sum = 0;                        // the sum of their issue times
+  // Mean TTFT over (now - window, now]: turns whose first token came in it count their TTFT, turns still
+  // waiting for their first token count their age. Returns -1 when fewer than min_turns turns count.
+  double windowed_mean(double now, double window_s, int min_turns) const;
+};
+
+class Driver : public engine::TurnEvents {
+ public:
+  // REQUIRES: every reference outlives the driver.
+  Driver(engine::EngineContext& ctx, const std::vector<workload::Agent>& agents,
+         engine::Dispatcher& dispatcher);
+
+  // Online mode: agent i's first turn is issued at arrivals[i] (seconds, non-decreasing) instead of 0.
+  // REQUIRES: before start(); arrivals.size() == number of agents.
+  void set_arrivals(std::vector<double> arrivals);
+  // Trace replay: the sessions replace the agents (session s is agent s). Turn k of a session is issued at
+  // max(its arrival_s, the time turn k-1 finished) (open loop per session). REQUIRES: before start();
+  // every session non-empty, turns in arrival order.
+  void set_replay(std::vector<std::vector<ReplayTurn>> sessions);
+
+  void start();
+  void wake_all();
+
+  void first_token(engine::RequestId id) override;
+  void turn_done(engine::RequestId id, double t_done) override;
+
+  int agents_arrived() const { return agents_arrived_; }
+  const TtftLog& ttft_log() const { return ttft_; }
+
+ private:
+  void loop();
+  void issue(int agent);
+  void release_at(double t, int agent);
+  int num_agents() const;
+  int num_turns(int agent) const;
+
+  engine::EngineContext& c_;
+  const std::vector<workload::Agent>& agents_;
+  engine::Dispatcher& dispatcher_;
+  std::vector<int> next_turn_;                    // per agent
+  std::vector<double> context_;                   // per agent: tokens of context so far (the next hit)
+  std::vector<double> arrivals_;                  // per agent: first-turn time (empty: all at 0)
+  std::vector<std::vector<ReplayTurn>> replay_;   // trace replay sessions (empty: agents)
+  std::vector<std::pair<double, int>> releases_;  // min-heap of (time, agent) on std::greater
+  TtftLog ttft_;
+  int agents_arrived_ = 0;
+  int agents_left_ = 0;
+  simgrid::s4u::ConditionVariablePtr cv_;
+};
+
+}  // namespace sim::control

@@ -1,0 +1,46 @@
+#include "sim/control/stop_rules.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/engine/sg_compat.h"
+
+namespace sim::control {
+
+void StopRules::start(simgrid::s4u::Host* host) {
+  engine::spawn_daemon("online-monitor", host, [this]() { loop(); });
+}
+
+void StopRules::loop() {
+  const config::OnlineConfig& o = sc_.workload.online;
+  while (!run_.finished()) {
+    engine::sleep_for(o.check_interval_s);
+    if (run_.finished()) return;
+    const double now = engine::now();
+    if (o.stop_on_slo) {
+      const double m = log_.windowed_mean(now, o.slo_window_s, o.slo_min_turns);
+      if (m > sc_.slo.ttft_s) {
+        run_.stop("ttft_slo", now);
+        return;
+      }
+    }
+    if (o.stop_on_steady) {
+      const double m = log_.windowed_mean(now, o.steady_window_s, 1);
+      steady_log_.emplace_back(now, m);
+      const double then = now - o.steady_lag_s;
+      if (then >= o.steady_window_s - 1e-9) {
+        auto it =
+            std::upper_bound(steady_log_.begin(), steady_log_.end(), std::make_pair(then + 1e-9, 1e300));
+        if (it != steady_log_.begin()) {
+          const double prev = std::prev(it)->second;
+          if (m >= 0 && prev > 0 && std::abs(m - prev) <= o.steady_tolerance * prev) {
+            run_.stop("steady_state", now);
+            return;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace sim::control

@@ -1,0 +1,73 @@
+#include "sim/engine/gpu_compute.h"
+
+#include <algorithm>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u.hpp>
+
+#include "sim/core/check.h"
+
+namespace sim::engine {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+void started(Recorder& rec, const transport::Transport& t) {
+  rec.timed_activities++;
+  rec.timed_in_flight++;
+  rec.peak_activities = std::max(rec.peak_activities, rec.timed_in_flight + t.in_flight());
+}
+
+}  // namespace
+
+void GpuCompute::run(const std::vector<sg4::Host*>& hosts, const std::vector<double>& work,
+                     std::vector<double>& busy_s) {
+  SIM_CHECK(hosts.size() == work.size() && busy_s.size() == work.size(), "GPU work for {} hosts, {} plans",
+            hosts.size(), work.size());
+  // Local: other actors run this too, between this one's simcalls.
+  std::vector<sg4::ExecPtr> running;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (work[i] <= 0) continue;
+    running.push_back(sg4::Exec::init());
+    running.back()->set_flops_amount(work[i]);
+    running.back()->set_host(hosts[i]);
+    running.back()->start();
+    started(rec_, t_);
+    rec_.compute_activities++;
+  }
+  for (auto& e : running) {
+    e->wait();
+    rec_.timed_in_flight--;
+  }
+  for (size_t i = 0; i < hosts.size(); ++i)
+    if (work[i] > 0) busy_s[i] += work[i] / hosts[i]->get_speed();
+}
+
+void GpuCompute::start(sg4::Host* host, double work, sg4::ExecPtr& plan) {
+  plan = sg4::Exec::init();
+  plan->set_flops_amount(work);
+  plan->set_host(host);
+  plan->start();
+  started(rec_, t_);
+}
+
+GpuCompute::Done GpuCompute::wait(const sg4::ExecPtr& exec, double work, double t_start) {
+  Done d;
+  try {
+    exec->wait();
+  } catch (const simgrid::CancelException&) {
+    d.complete = false;
+  }
+  rec_.timed_in_flight--;
+  // Alone on its host, the execution runs at the host's speed: the work done is the time it ran.
+  d.busy_s = d.complete ? work / exec->get_host()->get_speed() : sg4::Engine::get_clock() - t_start;
+  return d;
+}
+
+void GpuCompute::cut(const sg4::ExecPtr& exec) {
+  // Only a running plan: before its start it cannot be cut (its owner checks for cuts once it has started),
+  // and a finished one has nothing left to cut.
+  if (exec && exec->get_state() == sg4::Activity::State::STARTED) exec->cancel();
+}
+
+}  // namespace sim::engine

@@ -1,0 +1,224 @@
+#include "sim/engine/prefill_service.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "sim/cost/batch_quota.h"
+#include "sim/cost/compute_plan.h"
+#include "sim/engine/decode_service.h"
+#include "sim/engine/dispatcher.h"
+#include "sim/engine/sg_compat.h"
+#include "sim/metrics/timeline.h"
+
+namespace sim::engine {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+// outputs.timeline: one "prefill" event per GPU of the group that had work in the pass.
+void trace_pass(metrics::Timeline& tl, const PrefillEngineState& pe, size_t requests,
+                const std::vector<cost::Chunk>& chunks, double busy_s, double t0, double t1) {
+  if (requests == 0) return;
+  double tokens = 0, cached = 0;
+  for (const auto& c : chunks) {
+    tokens += c.bsz;
+    cached += c.cached;
+  }
+  tl.complete(tl.node_pid(pe.node), tl.engine_tid(pe.node, pe.gpu), "prefill", t0, t1 - t0,
+              {{"requests", static_cast<double>(requests)},
+               {"tokens", tokens},
+               {"cached_tokens", cached},
+               {"compute_s", busy_s}});
+}
+
+}  // namespace
+
+PrefillService::PrefillService(EngineContext& ctx)
+    : c_(ctx), pipeline_(ctx.sc.policy.layerwise, ctx.sc.sim.layer_group) {
+  const auto& m = c_.sc.model;
+  const auto nodes = c_.h.nodes_of(platform::NodeRole::kPrefill);
+  hbm_kv_ = cost::hbm_kv_bytes_per_gpu(
+      m, c_.sc.hardware,
+      cost::weight_shards_for_role(m, static_cast<int>(nodes.size()) * c_.h.gpus_per_node));
+  for (int n : nodes)
+    for (int j = 0; j < c_.h.gpus_per_node; ++j) {
+      PrefillEngineState pe;
+      pe.id = static_cast<int>(pes_.size());
+      pe.node = n;
+      pe.gpu = j;
+      pes_.push_back(pe);
+    }
+  // DP-attention groups: an EP model's PEs run their passes in groups of prefill_dp_group_gpus
+  // consecutive GPUs (node-major numbering: a group of g fills one node); other models alone.
+  const int group_gpus = m.weight_shards > 1 ? c_.sc.cluster.prefill_dp_group_gpus : 1;
+  for (auto& pe : pes_) {
+    pe.pass_group = pe.id / group_gpus;
+    if (pe.pass_group >= static_cast<int>(pass_groups_.size())) pass_groups_.resize(pe.pass_group + 1);
+    pass_groups_[pe.pass_group].push_back(pe.id);
+  }
+  for (auto& g : pass_groups_) {
+    auto cv = sg4::ConditionVariable::create();
+    for (int p : g) pes_[p].cv = cv;
+  }
+  c_.buffers.set_pe_waker([this](int pe) { pes_[pe].cv->notify_all(); });
+}
+
+void PrefillService::start() {
+  for (int g = 0; g < static_cast<int>(pass_groups_.size()); ++g) {
+    const auto& pe = pes_[pass_groups_[g].front()];
+    engine::spawn("pe", c_.h.nodes[pe.node].gpus[pe.gpu], [this, g]() { pass_loop(g); });
+  }
+}
+
+void PrefillService::wake_all() {
+  for (const auto& g : pass_groups_) pes_[g.front()].cv->notify_all();
+}
+
+void PrefillService::ready(RequestId id) {
+  Request& r = c_.requests[id];
+  r.t_ready = now();
+  PrefillEngineState& pe = pes_[r.pe];
+  pe.ready.push_back(id);
+  pe.cv->notify_all();
+}
+
+bool PrefillService::has_work(const PrefillEngineState& pe) const {
+  for (RequestId id : pe.ready) {
+    const Request& r = c_.requests[id];
+    if (c_.buffers.de_fits(r, c_.loads.de_node(r.de))) return true;
+  }
+  return false;
+}
+
+// pe's batch for the next pass (FIFO; requests whose DE buffer is full keep their place).
+void PrefillService::form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch,
+                                std::vector<cost::Chunk>& chunks) {
+  const bool layerwise = c_.sc.policy.layerwise;
+  cost::BatchLimits lim;
+  if (c_.sc.policy.batching == "quota") lim.quota_s = c_.sc.policy.compute_quota_s;
+  lim.hbm_bytes = hbm_kv_;
+  // HBM per token that must be resident: every layer (Basic), or two layers (layerwise: the layer
+  // computing and the next one loading), whatever the simulation's granularity.
+  lim.hbm_bytes_per_token = layerwise ? 2 * c_.kv_token_layer : c_.kv_token;
+  cost::QuotaBatchFormer former(c_.sc.model, c_.sc.hardware, lim);
+  std::vector<RequestId> skipped;
+  while (!pe.ready.empty() && !former.closed()) {
+    const RequestId id = pe.ready.front();
+    Request& r = c_.requests[id];
+    if (!c_.buffers.reserve_de(r, c_.loads.de_node(r.de))) {
+      skipped.push_back(id);
+      pe.ready.pop_front();
+      continue;
+    }
+    const cost::Chunk c{r.hit + r.prefilled, r.miss - r.prefilled};
+    const auto offer = former.offer(c);
+    if (offer.verdict == cost::QuotaBatchFormer::Verdict::kRejected) break;
+    batch.push_back({id, {c.cached, offer.bsz}});
+    pe.ready.pop_front();
+  }
+  pe.ready.insert(pe.ready.begin(), skipped.begin(), skipped.end());
+  chunks = former.chunks();
+}
+
+void PrefillService::plan_transfers(const PrefillEngineState& pe, const std::vector<PassItem>& batch,
+                                    Flows& load, Flows& push) {
+  sg4::Host* gpu = c_.h.nodes[pe.node].gpus[pe.gpu];
+  sg4::Host* own_buf = c_.h.nodes[pe.node].bufs[pe.gpu];
+  for (const auto& it : batch) {
+    Request& r = c_.requests[it.id];
+    const auto& de = decode_->engine(r.de);
+    sg4::Host* de_buf = c_.h.nodes[de.node].bufs[de.gpu];
+    const double f = r.pe_fraction;
+    load[{own_buf, gpu}] += wire_bytes(r, f * it.chunk.cached * c_.kv_token_layer);
+    load[{de_buf, gpu}] += wire_bytes(r, (1 - f) * it.chunk.cached * c_.kv_token_layer);
+    // PE path: the hit KV goes on to the DE buffer once; every computed token's KV goes there too.
+    const double pushed_hit = r.hit_pushed ? 0 : f * r.hit;
+    push[{gpu, de_buf}] += wire_bytes(r, (pushed_hit + it.chunk.bsz) * c_.kv_token_layer);
+    c_.rec.hit_bytes_loaded += r.hit_pushed ? 0 : wire_bytes(r, r.hit * c_.kv_token);
+    r.hit_pushed = true;
+  }
+}
+
+void PrefillService::pass_loop(int group) {
+  const std::vector<int>& members = pass_groups_[group];
+  const auto& m = c_.sc.model;
+  const size_t n = members.size();
+  std::vector<std::vector<PassItem>> batches(n);
+  std::vector<std::vector<cost::Chunk>> chunks(n);
+  std::vector<sg4::Host*> hosts;
+  for (int p : members) hosts.push_back(c_.h.nodes[pes_[p].node].gpus[pes_[p].gpu]);
+  std::vector<double> work(n), busy(n);
+  while (true) {
+    // Blocked while no GPU of the group has a request ready whose DE buffer has room (then each PE
+    // registers with the decode nodes it waits for, which wake it when they free space).
+    auto lock = c_.run.lock_when(pes_[members[0]].cv, [&]() {
+      for (int p : members)
+        if (has_work(pes_[p])) return false;
+      for (int p : members)
+        for (RequestId id : pes_[p].ready) c_.buffers.wait_for_room(c_.loads.de_node(c_.requests[id].de), p);
+      return true;
+    });
+    if (c_.run.finished()) return;
+    for (size_t i = 0; i < n; ++i) {
+      batches[i].clear();
+      form_batch(pes_[members[i]], batches[i], chunks[i]);
+    }
+    lock.unlock();
+
+    const double now0 = now();
+    const cost::PassPlan plan = cost::prefill_pass(m, c_.sc.hardware, chunks);
+    double sum_attention = 0, max_attention = 0;
+    for (size_t i = 0; i < n; ++i) {
+      sum_attention += plan.attention_s[i];
+      max_attention = std::max(max_attention, plan.attention_s[i]);
+      for (const auto& it : batches[i])
+        if (c_.requests[it.id].t_prefill_start < 0) c_.requests[it.id].t_prefill_start = now0;
+    }
+    if (n > 1 && sum_attention > 0)
+      c_.rec.attention_balance.push_back({now0, max_attention * n / sum_attention});
+
+    Flows load, push;
+    for (size_t i = 0; i < n; ++i) plan_transfers(pes_[members[i]], batches[i], load, push);
+    std::fill(busy.begin(), busy.end(), 0.0);
+    auto compute = [&](double layers) {
+      for (size_t i = 0; i < n; ++i) work[i] = plan.layer_work[i] * layers;
+      c_.gpu.run(hosts, work, busy);
+    };
+    pipeline_.run(c_.transport, ForwardPass{load, push, plan.layer_s, m.layers}, compute);
+
+    if (c_.timeline != nullptr)
+      for (size_t i = 0; i < n; ++i)
+        trace_pass(*c_.timeline, pes_[members[i]], batches[i].size(), chunks[i], busy[i], now0, now());
+
+    // Account the computed tokens; finished requests go to their DE, a chunked one stays at the head.
+    for (size_t i = 0; i < n; ++i) {
+      PrefillEngineState& pe = pes_[members[i]];
+      pe.busy_s += busy[i];  // its attention and its share of the group's MoE
+      for (auto it = batches[i].rbegin(); it != batches[i].rend(); ++it) {
+        Request& r = c_.requests[it->id];
+        r.prefilled += it->chunk.bsz;
+        if (r.prefilled < r.miss - 1e-9) pe.ready.push_front(it->id);
+      }
+    }
+    for (size_t i = 0; i < n; ++i)
+      for (const auto& it : batches[i])
+        if (c_.requests[it.id].prefilled >= c_.requests[it.id].miss - 1e-9) prefill_done(it.id);
+  }
+}
+
+// The prefill is done: the first token is out, the PE lets the request go (its load, its PE buffer), and
+// the DE buffer now holds the whole prompt KV (hit via either path, miss pushed by the PE).
+void PrefillService::prefill_done(RequestId id) {
+  Request& r = c_.requests[id];
+  r.t_first = now();
+  const int pe = r.pe;
+  turns_->first_token(id);
+  c_.loads.discharge_pe(pe, r);
+  dispatcher_->pe_load_left(pe);
+  c_.buffers.release(r, pes_[pe].node, true);
+  decode_->prompt_ready(id);
+}
+
+}  // namespace sim::engine

@@ -1,0 +1,79 @@
+// PrefillService: the prefill engines (one per GPU of the prefill nodes) and their forward passes. One
+// actor per DP-attention group: an EP model's cluster.prefill_dp_group_gpus PE GPUs run each layer
+// together, because DP attention is followed by the EP MoE exchange (DualPath §6.2); other models, and
+// the default group of 1, run each GPU on its own.
+//
+// A pass: every GPU of the group forms its batch FIFO from its requests whose KV is in a buffer, under
+// the compute quota (§6.2) with the last request chunked by binary search (cost/batch_quota.h); the
+// pass's compute is a plan (cost/compute_plan.h) executed on the GPU hosts. Layerwise prefill (§4): the
+// KV load of layer l+1 overlaps the compute of layer l, and layer l's KV is pushed to the DE buffers right
+// after its compute (forward_pass.h: how finely that is simulated). Basic (no layerwise): a batch's KV must
+// fit in HBM and is loaded before any compute. Transfers are aggregated per (source, destination) host,
+// so comms in flight stay O(DEs) per GPU.
+#pragma once
+
+#include <deque>
+#include <simgrid/s4u/ConditionVariable.hpp>
+#include <vector>
+
+#include "sim/cost/compute_model.h"
+#include "sim/engine/context.h"
+#include "sim/engine/forward_pass.h"
+
+namespace sim::engine {
+
+class DecodeService;
+class Dispatcher;
+
+struct PrefillEngineState {
+  int id = 0, node = 0, gpu = 0;
+  int pass_group = 0;           // the DP-attention group whose forward passes it runs in (shares its cv)
+  std::deque<RequestId> ready;  // KV in a buffer: may join a forward batch
+  double busy_s = 0;            // compute time (SimGrid executions)
+  simgrid::s4u::ConditionVariablePtr cv;  // the pass group's
+};
+
+class PrefillService {
+ public:
+  // One PE per GPU of the prefill nodes, numbered node-major in platform order.
+  explicit PrefillService(EngineContext& ctx);
+  void connect(DecodeService* decode, Dispatcher* dispatcher, TurnEvents* turns) {
+    decode_ = decode;
+    dispatcher_ = dispatcher;
+    turns_ = turns;
+  }
+  void start();
+  // Wakes every pass actor (at the end of the run).
+  void wake_all();
+
+  // The request's KV is in its buffers (or it has nothing to read): it may join its PE's batches.
+  void ready(RequestId id);
+
+  const std::vector<PrefillEngineState>& engines() const { return pes_; }
+  // PE HBM for KV per GPU (the prefill role's weight shards).
+  double hbm_kv_bytes() const { return hbm_kv_; }
+
+ private:
+  struct PassItem {
+    RequestId id;
+    cost::Chunk chunk;
+  };
+  void pass_loop(int group);
+  bool has_work(const PrefillEngineState& pe) const;
+  void form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch, std::vector<cost::Chunk>& chunks);
+  // The transfers of one GPU's batch: KV loads to the GPU and pushes to the DE buffers, per layer.
+  void plan_transfers(const PrefillEngineState& pe, const std::vector<PassItem>& batch, Flows& load,
+                      Flows& push);
+  void prefill_done(RequestId id);
+
+  EngineContext& c_;
+  DecodeService* decode_ = nullptr;
+  Dispatcher* dispatcher_ = nullptr;
+  TurnEvents* turns_ = nullptr;
+  double hbm_kv_ = 0;
+  std::vector<PrefillEngineState> pes_;
+  std::vector<std::vector<int>> pass_groups_;  // PEs per DP-attention group
+  PassPipeline pipeline_;
+};
+
+}  // namespace sim::engine

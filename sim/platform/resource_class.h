@@ -1,0 +1,34 @@
+// The platform's node roles and resource classes, and their names in results ("prefill", "snic", ...):
+// the one list that the results, the sweep summary and the timeline use (analysis/dpsim_plots/inputs.py
+// reads the same names from the results). Pure: no SimGrid.
+#pragma once
+
+namespace sim::platform {
+
+enum class NodeRole { kPrefill, kDecode };
+
+enum class ResourceClass { kSnic, kCnic, kDram, kPcie, kStorage, kGpu };
+
+constexpr const char* name(NodeRole r) {
+  return r == NodeRole::kPrefill ? "prefill" : "decode";
+}
+
+constexpr const char* name(ResourceClass c) {
+  switch (c) {
+    case ResourceClass::kSnic:
+      return "snic";
+    case ResourceClass::kCnic:
+      return "cnic";
+    case ResourceClass::kDram:
+      return "dram";
+    case ResourceClass::kPcie:
+      return "pcie";
+    case ResourceClass::kStorage:
+      return "storage";
+    case ResourceClass::kGpu:
+      return "gpu";
+  }
+  return "?";
+}
+
+}  // namespace sim::platform

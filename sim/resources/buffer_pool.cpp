@@ -1,0 +1,77 @@
+#include "sim/resources/buffer_pool.h"
+
+#include <algorithm>
+
+namespace sim::resources {
+
+namespace sg4 = simgrid::s4u;
+
+BufferPool::BufferPool(int nodes, double capacity_bytes, double kv_bytes_per_token)
+    : capacity_(capacity_bytes), kv_token_(kv_bytes_per_token), nodes_(nodes) {
+  for (auto& n : nodes_) n.cv = sg4::ConditionVariable::create();
+}
+
+bool BufferPool::fits(int node, double bytes) const {
+  const Node& n = nodes_[node];
+  return bytes <= 0 || n.used <= 0 || n.used + bytes <= capacity_;
+}
+
+double BufferPool::read_need(const engine::Request& r, bool pe_side, double bytes) const {
+  if (pe_side) return bytes;
+  return r.de_buf_bytes > 0 ? 0.0 : engine::wire_bytes(r, (r.hit + r.miss) * kv_token_);
+}
+
+void BufferPool::add(int node, double bytes) {
+  Node& n = nodes_[node];
+  n.used += bytes;
+  n.peak = std::max(n.peak, n.used);
+}
+
+void BufferPool::take(engine::Request& r, int node, bool pe_side, double bytes) {
+  add(node, bytes);
+  (pe_side ? r.pe_buf_bytes : r.de_buf_bytes) += bytes;
+}
+
+bool BufferPool::de_fits(const engine::Request& r, int de_node) const {
+  return fits(de_node, read_need(r, false, 0));
+}
+
+bool BufferPool::reserve_de(engine::Request& r, int de_node) {
+  const double need = read_need(r, false, 0);
+  if (!fits(de_node, need)) return false;
+  if (need > 0) take(r, de_node, false, need);
+  return true;
+}
+
+void BufferPool::release(engine::Request& r, int node, bool pe_side) {
+  double& held = pe_side ? r.pe_buf_bytes : r.de_buf_bytes;
+  const double bytes = held;
+  held = 0;
+  if (bytes <= 0) return;
+  Node& n = nodes_[node];
+  n.used -= bytes;
+  if (n.used < 1e-6 * bytes) n.used = std::max(0.0, n.used);
+  // State first, then the notifications (simcalls: other actors run meanwhile), from a list taken out.
+  std::vector<int> waiting;
+  waiting.swap(n.waiting_pes);
+  n.cv->notify_all();
+  if (wake_pe_)
+    for (int pe : waiting) wake_pe_(pe);
+}
+
+void BufferPool::wait_for_room(int node, int pe) {
+  auto& w = nodes_[node].waiting_pes;
+  if (std::find(w.begin(), w.end(), pe) == w.end()) w.push_back(pe);
+}
+
+double BufferPool::held() const {
+  double held = 0;
+  for (const auto& n : nodes_) held += n.used;
+  return held;
+}
+
+void BufferPool::wake_all() {
+  for (auto& n : nodes_) n.cv->notify_all();
+}
+
+}  // namespace sim::resources

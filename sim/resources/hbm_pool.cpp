@@ -1,0 +1,42 @@
+#include "sim/resources/hbm_pool.h"
+
+#include <algorithm>
+
+namespace sim::resources {
+
+HbmPool::HbmPool(engine::LoadBook& book, int des, double per_de_bytes, double kv_bytes_per_token)
+    : book_(book), per_de_(per_de_bytes), kv_token_(kv_bytes_per_token), whole_claimed_(des, 0) {}
+
+void HbmPool::promise(engine::Request& r, int de, bool whole, double now) {
+  r.hbm_bytes = whole ? per_de_ : std::min(need(r), book_.free_hbm(de));
+  book_.free_hbm(de) -= r.hbm_bytes;
+  r.hbm_reserved = true;
+  r.hbm_whole_de = whole;
+  r.t_hbm = now;
+  if (whole) whole_claimed_[de] = 1;
+}
+
+bool HbmPool::can_allocate(const engine::Request& r, int de) const {
+  const double free = book_.free_hbm(de);
+  return need(r) <= free || free >= per_de_ - 1;
+}
+
+void HbmPool::allocate(engine::Request& r, int de, double now) {
+  r.hbm_bytes = need(r);
+  book_.free_hbm(de) -= r.hbm_bytes;
+  r.t_hbm = now;
+}
+
+void HbmPool::release(engine::Request& r, int de) {
+  book_.free_hbm(de) += r.hbm_bytes;
+  r.hbm_bytes = 0;
+  if (r.hbm_whole_de) whole_claimed_[de] = 0;
+}
+
+double HbmPool::held() const {
+  double held = 0;
+  for (const auto& d : book_.view().des) held += per_de_ - d.free_hbm;
+  return held;
+}
+
+}  // namespace sim::resources

@@ -1,0 +1,45 @@
+// HbmPool: the HBM for KV of every DE GPU (cost::hbm_kv_bytes_per_gpu with the decode role's weight shards).
+// A request's decode needs its whole context's KV in HBM: hit + miss + gen tokens. HBM is either promised
+// when a queued scheduler picks the DE (DualPath §6.1 phase 2), or allocated by the DE's loader when
+// the request's prompt KV is ready (immediate schedulers). The free bytes are the policies' free_hbm
+// (LoadBook), kept here. Waiting for HBM is the loader's (decode_service.cpp).
+#pragma once
+
+#include <vector>
+
+#include "sim/engine/load_book.h"
+#include "sim/engine/request.h"
+
+namespace sim::resources {
+
+class HbmPool {
+ public:
+  // `book` holds the free bytes. REQUIRES: per_de_bytes >= 0; `book` outlives the pool.
+  HbmPool(engine::LoadBook& book, int des, double per_de_bytes, double kv_bytes_per_token);
+
+  double per_de() const { return per_de_; }
+  double free(int de) const { return book_.free_hbm(de); }
+  // HBM a request's decode needs: its whole context's KV.
+  double need(const engine::Request& r) const { return (r.hit + r.miss + r.gen) * kv_token_; }
+  // Promises HBM on `de` at time `now` (queued schedulers): need(r), capped at what is free; or, for a
+  // request larger than a whole DE (whole = true), the DE's whole HBM, leaving a debt (free below 0)
+  // that the DE's earlier requests pay as they end, so nothing else is placed there meanwhile.
+  void promise(engine::Request& r, int de, bool whole, double now);
+  bool whole_claimed(int de) const { return whole_claimed_[de]; }
+  // Immediate schedulers: whether the loader may allocate for `r` now (FIFO; a request larger than the
+  // whole HBM runs alone rather than deadlock), and the allocation.
+  bool can_allocate(const engine::Request& r, int de) const;
+  void allocate(engine::Request& r, int de, double now);
+  // Returns what `r` holds or was promised (at the end of its turn).
+  void release(engine::Request& r, int de);
+  // HBM held or promised over all DEs: 0 after a complete run; anything else is a leak.
+  double held() const;
+
+ private:
+  engine::LoadBook& book_;
+  double per_de_;
+  double kv_token_;
+  std::vector<char> whole_claimed_;
+};
+
+}  // namespace sim::resources

@@ -1,0 +1,19 @@
+// StorageBackend: where KV blocks live between turns (3FS-like distributed storage). Reads land in a
+// node's DRAM through its SNIC; persistence leaves a node's DRAM through its SNIC. The interface is the
+// place for a storage tier with capacity and eviction, or a DRAM cache in front of it.
+#pragma once
+
+#include "sim/core/status.h"
+
+namespace sim::storage {
+
+class StorageBackend {
+ public:
+  virtual ~StorageBackend() = default;
+  // Reads `bytes` of KV into node `node`'s DRAM; returns when they are there.
+  virtual Status read(int node, double bytes) = 0;
+  // Writes `bytes` of KV from node `node`'s DRAM to storage; returns when they are stored.
+  virtual Status persist(int node, double bytes) = 0;
+};
+
+}  // namespace sim::storage

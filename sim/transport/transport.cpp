@@ -1,0 +1,105 @@
+#include "sim/transport/transport.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u.hpp>
+
+#include "sim/core/check.h"
+
+namespace sim::transport {
+
+namespace sg4 = simgrid::s4u;
+
+Transport::Transport(const platform::PlatformHandles& h) : h_(h) {
+  for (size_t i = 0; i < h.links.size(); ++i) link_index_[h.links[i].link] = static_cast<int>(i);
+}
+
+const std::vector<int>& Transport::route(sg4::Host* from, sg4::Host* to) {
+  auto it = routes_.find({from, to});
+  if (it != routes_.end()) return *it->second;
+  std::vector<sg4::Link*> links;
+  double latency = 0;
+  from->route_to(to, links, &latency);
+  std::vector<int> idx;
+  for (const auto* l : links) {
+    auto li = link_index_.find(l);
+    SIM_CHECK(li != link_index_.end(), "link {} of route {} -> {} is not accounted", l->get_name(),
+              from->get_name(), to->get_name());
+    idx.push_back(li->second);
+  }
+  route_list_.push_back(std::move(idx));
+  routes_.emplace(std::make_pair(from, to), &route_list_.back());
+  return route_list_.back();
+}
+
+Transport::Handle Transport::start(sg4::Host* from, sg4::Host* to, double bytes, TrafficClass c,
+                                   double max_rate_Bps) {
+  Flow f;
+  f.route = &route(from, to);
+  f.cls = c;
+  f.from = from;
+  f.to = to;
+  if (bytes >= 1) {
+    f.size = std::round(bytes);
+    if (observer_ != nullptr) observer_->on_start(*f.route, f.size, c);
+    if (max_rate_Bps > 0) {
+      // The rate must be set while the comm is INITED: before its ends are (setting both may start it).
+      f.comm = sg4::Comm::sendto_init();
+      f.comm->set_rate(max_rate_Bps);
+      f.comm->set_payload_size(static_cast<uint64_t>(f.size));
+      f.comm->set_source(from);
+      f.comm->set_destination(to);
+      if (f.comm->get_state() == sg4::Activity::State::INITED) f.comm->start();
+    } else {
+      f.comm = sg4::Comm::sendto_async(from, to, static_cast<uint64_t>(f.size));
+    }
+    transfers_++;
+  }
+  Handle id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+    flows_[id] = std::move(f);
+  } else {
+    id = static_cast<Handle>(flows_.size());
+    flows_.push_back(std::move(f));
+  }
+  peak_in_flight_ = std::max(peak_in_flight_, in_flight());
+  peak_activities_ = std::max(peak_activities_, in_flight() + (other_in_flight_ ? *other_in_flight_ : 0));
+  return id;
+}
+
+void Transport::report(Flow& f, double done) {
+  const double delta = done - f.reported;
+  if (delta <= 0) return;
+  if (observer_ != nullptr) observer_->on_progress(*f.route, delta, f.cls);
+  f.reported = done;
+}
+
+Status Transport::wait(Handle handle) {
+  Status st = Status::ok();
+  if (flows_[handle].comm) {
+    try {
+      flows_[handle].comm->wait();
+    } catch (const simgrid::Exception& e) {  // a link or host of the route failed
+      const Flow& f = flows_[handle];
+      st = Status::error(fmt::format("transfer {} -> {} of {} bytes failed: {}", f.from->get_name(),
+                                     f.to->get_name(), f.size, e.what()));
+    }
+  }
+  Flow& f = flows_[handle];  // flows_ may have grown while waiting
+  if (st.is_ok()) report(f, f.size);
+  f.comm = nullptr;
+  free_.push_back(handle);
+  return st;
+}
+
+void Transport::settle() {
+  for (auto& f : flows_)
+    if (f.comm) report(f, f.size - f.comm->get_remaining());
+}
+
+}  // namespace sim::transport

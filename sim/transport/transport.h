@@ -1,0 +1,97 @@
+// Transport: every transfer of the simulation. A transfer of `bytes` from one host to another, in a
+// traffic class, is one SimGrid comm on the platform's route (platform/handles.h); its rate comes from
+// SimGrid's max-min sharing. Waiting for it returns a Status: a transfer whose link failed is a value the
+// caller handles, not an exception. Byte metering observes the transport (TransferObserver); it never
+// carries traffic itself.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <simgrid/s4u/Comm.hpp>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sim/core/status.h"
+#include "sim/platform/handles.h"
+#include "sim/transport/traffic_class.h"
+
+namespace sim::transport {
+
+// Sees the bytes of every transfer, per accounted link (indices into PlatformHandles::links).
+class TransferObserver {
+ public:
+  virtual ~TransferObserver() = default;
+  // A transfer of `bytes` started whose route crosses `links`.
+  virtual void on_start(const std::vector<int>& links, double bytes, TrafficClass c) = 0;
+  // `bytes` more of a transfer crossed every link of `links` (its progress since the last report).
+  virtual void on_progress(const std::vector<int>& links, double bytes, TrafficClass c) = 0;
+};
+
+class Transport {
+ public:
+  using Handle = uint32_t;
+
+  // REQUIRES: the platform of `h` is built; `h` outlives the transport.
+  explicit Transport(const platform::PlatformHandles& h);
+
+  // REQUIRES: before the first transfer. nullptr = no observer.
+  void set_observer(TransferObserver* o) { observer_ = o; }
+
+  // Starts a transfer of `bytes` from `from` to `to` (bytes < 1: nothing is sent, and waiting returns at
+  // once). max_rate_Bps > 0 bounds its rate (a SimGrid bound: at most that, less when links are shared).
+  Handle start(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
+               TrafficClass c = TrafficClass::kKv, double max_rate_Bps = -1);
+  // Waits for a transfer and reports its last bytes. Call once per handle. An error names the ends.
+  Status wait(Handle handle);
+  // start() + wait().
+  Status send(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
+              TrafficClass c = TrafficClass::kKv) {
+    return wait(start(from, to, bytes, c));
+  }
+  // Reports the progress of every transfer in flight to the observer (from SimGrid's remaining bytes).
+  void settle();
+
+  size_t in_flight() const { return flows_.size() - free_.size(); }
+  size_t peak_in_flight() const { return peak_in_flight_; }
+  uint64_t transfers() const { return transfers_; }
+  // Other activities in flight (executions, timers), counted into peak_activities().
+  void count_other_in_flight(const int* n) { other_in_flight_ = n; }
+  size_t peak_activities() const { return peak_activities_; }
+  const platform::PlatformHandles& handles() const { return h_; }
+
+ private:
+  struct Flow {
+    simgrid::s4u::CommPtr comm;
+    double size = 0;
+    double reported = 0;
+    const std::vector<int>* route = nullptr;
+    TrafficClass cls = TrafficClass::kKv;
+    simgrid::s4u::Host* from = nullptr;
+    simgrid::s4u::Host* to = nullptr;
+  };
+  const std::vector<int>& route(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
+  void report(Flow& f, double done);
+
+  const platform::PlatformHandles& h_;
+  TransferObserver* observer_ = nullptr;
+  std::unordered_map<const simgrid::s4u::Link*, int> link_index_;
+  struct EndsHash {
+    size_t operator()(const std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>& e) const {
+      return std::hash<const void*>()(e.first) * 31 + std::hash<const void*>()(e.second);
+    }
+  };
+  // Looked up per transfer; never iterated, so a hash map keeps runs deterministic. Routes live in
+  // route_list_ (stable addresses).
+  std::unordered_map<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>, const std::vector<int>*, EndsHash>
+      routes_;
+  std::deque<std::vector<int>> route_list_;
+  std::vector<Flow> flows_;
+  std::vector<Handle> free_;
+  size_t peak_in_flight_ = 0;
+  size_t peak_activities_ = 0;
+  const int* other_in_flight_ = nullptr;
+  uint64_t transfers_ = 0;
+};
+
+}  // namespace sim::transport
