@@ -2,8 +2,6 @@
 #include "sim/cost/batch_quota.h"
 
 #include <catch2/catch.hpp>
-#include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -14,7 +12,7 @@ using Verdict = QuotaBatchFormer::Verdict;
 
 // A dense toy model on a 4 FLOP/s GPU: 2 x 1 x (1 + 1) = 4 FLOPs per (query, attended token) pair, so
 // the predicted attention time in seconds equals the attended tokens: sum over i = 1..bsz of cached + i.
-config::ModelSpec toy_model(int topk = 0) {
+config::ModelSpec toy_model() {
   config::ModelSpec m;
   m.layers = 1;
   m.heads = 1;
@@ -22,7 +20,6 @@ config::ModelSpec toy_model(int topk = 0) {
   m.v_head_dim = 1;
   m.attention_mfu = 1;
   m.peak_flops_factor = 1;
-  m.sparse_topk = topk;
   return m;
 }
 
@@ -37,30 +34,6 @@ std::vector<Chunk> chunks_of(const QuotaBatch& b, const std::vector<Chunk>& cs) 
   std::vector<Chunk> out(cs.begin(), cs.begin() + b.whole);
   if (b.chunk_bsz > 0) out.push_back({cs[b.whole].cached, b.chunk_bsz});
   return out;
-}
-
-// Checks `got` against a linear scan over the last request's bsz.
-void check_against_scan(const std::vector<Chunk>& cs, const config::ModelSpec& m,
-                        const config::HardwareSpec& hw, double quota, const QuotaBatch& got) {
-  const std::vector<Chunk> batch = chunks_of(got, cs);
-  const double t = attention_time_s(m, hw, batch);
-  // Within the quota, unless the batch is one request cut to one token.
-  if (!(got.whole == 0 && got.chunk_bsz == 1)) CHECK(t <= quota);
-  // Every whole request fitted; the next one, whole, would not have.
-  std::vector<Chunk> prefix(cs.begin(), cs.begin() + got.whole);
-  CHECK(attention_time_s(m, hw, prefix) <= quota);
-  if (got.whole == static_cast<int>(cs.size())) return;
-  const Chunk next = cs[got.whole];
-  prefix.push_back(next);
-  CHECK(attention_time_s(m, hw, prefix) > quota);
-  // Largest bsz < next.bsz that fits, by scanning every value.
-  double best = 0;
-  for (double b = 1; b < next.bsz; ++b) {
-    prefix.back().bsz = b;
-    if (attention_time_s(m, hw, prefix) <= quota) best = b;
-  }
-  const double want = best >= 1 ? best : (got.whole == 0 ? 1 : 0);
-  CHECK(got.chunk_bsz == want);
 }
 
 }  // namespace
@@ -127,47 +100,90 @@ TEST_CASE("Batch quota former: offers one by one -> whole, then chunked, then cl
   CHECK(f.attention_s() == attention_time_s(m, hw, f.chunks()));
 }
 
-TEST_CASE(
-    "Batch quota: random FIFO lists, dense and sparse -> within quota and the chunk a linear scan finds",
-    "[unit]") {
-  std::mt19937 rng(20240601);
-  std::uniform_real_distribution<double> u(0, 1);
-  const auto hw = toy_hw();
-  for (int topk : {0, 700}) {
-    const auto m = toy_model(topk);
-    for (int trial = 0; trial < 40; ++trial) {
-      std::vector<Chunk> cs;
-      const int n = 1 + static_cast<int>(u(rng) * 12);
-      for (int i = 0; i < n; ++i) cs.push_back({std::floor(u(rng) * 5000), 1 + std::floor(u(rng) * 1500)});
-      // Quotas from below one request's cost to above the whole list's.
-      const double quota = std::pow(10.0, 2 + u(rng) * 5);
-      BatchLimits lim;
-      lim.quota_s = quota;
-      INFO("topk " << topk << " trial " << trial << " quota " << quota);
-      check_against_scan(cs, m, hw, quota, form_quota_batch(cs, m, hw, lim));
-    }
-  }
+TEST_CASE("Batch quota: batch time exactly at the quota -> it fits, whole or cut to that bsz", "[unit]") {
+  // Toy times are exact integers. {0,10}: 55 s; two of them: 110 s = the quota: both join whole (the
+  // quota is inclusive). {100, 2}: 100 x 2 + 3 = 203 s; 55 + 203 = 258 s = the quota: cut to exactly 2.
+  BatchLimits lim;
+  lim.quota_s = 110;
+  const QuotaBatch whole = form_quota_batch({{0, 10}, {0, 10}, {0, 1}}, toy_model(), toy_hw(), lim);
+  CHECK(whole.whole == 2);
+  CHECK(whole.chunk_bsz == 0);
+  lim.quota_s = 258;
+  const QuotaBatch cut = form_quota_batch({{0, 10}, {100, 10}}, toy_model(), toy_hw(), lim);
+  CHECK(cut.whole == 1);
+  CHECK(cut.chunk_bsz == 2);
 }
 
-TEST_CASE("Batch quota: ds660b on Hopper at the paper's 300 ms -> the linear scan agrees", "[unit]") {
+// ds660b on hopper-8x400g, by hand from the files' fields (one layer; the quota is DualPath's 300 ms):
+//   main attention per (query, attended token) pair: 2 x heads x (qk_head_dim + v_head_dim)
+//                                                    = 2 x 128 x (576 + 512) = 278,528 FLOPs
+//   indexer per (query, scored token) pair:          2 x indexer_heads x indexer_head_dim
+//                                                    = 2 x 64 x 128 = 16,384 FLOPs
+//   attention FLOP/s: gpu_flops x peak_flops_factor x attention_mfu = 1.979e15 x 1 x 0.045 = 8.9055e13
+//   quota 0.3 s -> 0.3 x 8.9055e13 = 26,716,500,000,000 FLOPs per layer.
+// New token i of a chunk (cached c, bsz b) attends min(2048, c + i) tokens (sparse_topk 2048) and the
+// indexer scores all c + i of them.
+namespace {
+
+struct Ds660b {
+  config::ModelSpec m;
+  config::HardwareSpec hw;
+};
+
+Ds660b ds660b() {
   auto m = config::load_model(std::string(DPSIM_SOURCE_DIR) + "/models/llm/ds660b.json");
   auto hw = config::load_hardware(std::string(DPSIM_SOURCE_DIR) + "/models/hardware/hopper-8x400g.json");
   REQUIRE(m.is_ok());
   REQUIRE(hw.is_ok());
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<double> u(0, 1);
-  for (int trial = 0; trial < 10; ++trial) {
-    // Long contexts with a few thousand new tokens (~25 ms of attention per layer each at ds660b's
-    // attention efficiency): a dozen or so fill 300 ms.
-    std::vector<Chunk> cs;
-    for (int i = 0; i < 40; ++i) cs.push_back({std::floor(u(rng) * 64000), 1 + std::floor(u(rng) * 4000)});
-    BatchLimits lim;
-    lim.quota_s = 0.3;
-    const QuotaBatch b = form_quota_batch(cs, *m, *hw, lim);
-    INFO("trial " << trial);
-    CHECK(b.size() < 40);
-    check_against_scan(cs, *m, *hw, 0.3, b);
-  }
+  // The fields the hand arithmetic uses.
+  REQUIRE(m->heads == 128);
+  REQUIRE(m->qk_head_dim == 576);
+  REQUIRE(m->v_head_dim == 512);
+  REQUIRE(m->sparse_topk == 2048);
+  REQUIRE(m->indexer_heads == 64);
+  REQUIRE(m->indexer_head_dim == 128);
+  REQUIRE(m->attention_mfu == 0.045);
+  REQUIRE(m->peak_flops_factor == 1.0);
+  REQUIRE(hw->gpu_flops == 1.979e15);
+  return {*m, *hw};
+}
+
+}  // namespace
+
+TEST_CASE("Batch quota: ds660b, 429-token appends on 32,768 cached at 300 ms -> 56 whole, the 57th cut to 27",
+          "[unit]") {
+  // The paper's trace (§3): 429 appended tokens on a ~32.7K context. With c = 32,768 >= 2048 every new
+  // token attends exactly 2048 tokens, so a chunk of b tokens costs
+  //   278,528 x 2048 b + 16,384 x (32,768 b + b(b+1)/2) = 1,107,296,256 b + 8,192 b(b+1) FLOPs.
+  //   b = 429: 475,030,093,824 + 1,511,178,240 = 476,541,272,064 FLOPs (5.35 ms).
+  //   56 requests: 26,686,311,235,584 <= 26,716,500,000,000; 57: 27,162,852,507,648 > it.
+  //   Left for the 57th: 30,188,764,416 FLOPs. b = 27: 29,896,998,912 + 6,193,152 = 29,903,192,064 fits
+  //   (batch 0.2999968 s); b = 28: 31,004,295,168 + 6,651,904 = 31,010,947,072 does not (0.3000092 s).
+  const Ds660b d = ds660b();
+  const std::vector<Chunk> cs(60, Chunk{32768, 429});
+  BatchLimits lim;
+  lim.quota_s = 0.3;
+  const QuotaBatch b = form_quota_batch(cs, d.m, d.hw, lim);
+  CHECK(b.whole == 56);
+  CHECK(b.chunk_bsz == 27);
+  // 26,716,214,427,648 FLOPs / 8.9055e13 FLOP/s = 0.2999968 s.
+  CHECK(attention_time_s(d.m, d.hw, chunks_of(b, cs)) == Approx(26'716'214'427'648.0 / 8.9055e13));
+}
+
+TEST_CASE("Batch quota: ds660b, a lone fresh 64K-token prompt at 300 ms -> chunked to 32,598 tokens",
+          "[unit]") {
+  // c = 0: tokens 1..2048 attend their causal prefix (2048 x 2049 / 2 = 2,098,176 pairs), every later one
+  // 2048 tokens; the indexer scores b(b+1)/2 pairs. For b >= 2048:
+  //   278,528 x (2,098,176 + 2048 (b - 2048)) + 16,384 x b(b+1)/2
+  //   = 570,425,344 b - 583,830,339,584 + 8,192 b(b+1) FLOPs.
+  //   b = 32,598: 18,594,725,363,712 - 583,830,339,584 + 8,705,328,758,784 = 26,716,223,782,912 fits;
+  //   b = 32,599: 18,595,295,789,056 - 583,830,339,584 + 8,705,862,860,800 = 26,717,328,310,272 does not.
+  const Ds660b d = ds660b();
+  BatchLimits lim;
+  lim.quota_s = 0.3;
+  const QuotaBatch b = form_quota_batch({{0, 65536}}, d.m, d.hw, lim);
+  CHECK(b.whole == 0);
+  CHECK(b.chunk_bsz == 32598);
 }
 
 }  // namespace sim::cost
