@@ -15,8 +15,8 @@ std::vector<int> engine_nodes(const platform::PlatformHandles& h, platform::Node
 }
 
 double de_hbm_kv(const config::ScenarioConfig& sc, const platform::PlatformHandles& h) {
-  const int gpus = static_cast<int>(h.nodes_of(platform::NodeRole::kDecode).size()) * h.gpus_per_node;
-  return cost::hbm_kv_bytes_per_gpu(sc.model, sc.hardware, cost::weight_shards_for_role(sc.model, gpus));
+  return cost::hbm_kv_bytes_per_gpu(
+      sc.model, sc.hardware, cost::weight_shards_for_role(sc.model, h.gpus_of(platform::NodeRole::kDecode)));
 }
 
 }  // namespace

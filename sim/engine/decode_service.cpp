@@ -15,7 +15,9 @@ namespace sg4 = simgrid::s4u;
 
 DecodeService::DecodeService(EngineContext& ctx) : c_(ctx) {
   const auto nodes = c_.h.nodes_of(platform::NodeRole::kDecode);
-  shards_ = c_.sc.model.weight_shards;
+  // One sharding rule per role: the decode role's GPUs hold the weights (what sizes DE HBM, HbmPool) and
+  // each step reads a GPU's share of them.
+  shards_ = cost::weight_shards_for_role(c_.sc.model, c_.h.gpus_of(platform::NodeRole::kDecode));
   for (int n : nodes)
     for (int j = 0; j < c_.h.gpus_per_node; ++j) {
       DecodeEngineState de;

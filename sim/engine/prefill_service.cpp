@@ -40,8 +40,7 @@ PrefillService::PrefillService(EngineContext& ctx)
   const auto& m = c_.sc.model;
   const auto nodes = c_.h.nodes_of(platform::NodeRole::kPrefill);
   hbm_kv_ = cost::hbm_kv_bytes_per_gpu(
-      m, c_.sc.hardware,
-      cost::weight_shards_for_role(m, static_cast<int>(nodes.size()) * c_.h.gpus_per_node));
+      m, c_.sc.hardware, cost::weight_shards_for_role(m, c_.h.gpus_of(platform::NodeRole::kPrefill)));
   for (int n : nodes)
     for (int j = 0; j < c_.h.gpus_per_node; ++j) {
       PrefillEngineState pe;

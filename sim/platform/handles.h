@@ -47,6 +47,8 @@ struct PlatformHandles {
   int prefill_nodes = 0;
   int decode_nodes = 0;
   int gpus_per_node = 0;
+  // The GPUs of one role (its nodes x gpus_per_node).
+  int gpus_of(NodeRole role) const { return static_cast<int>(nodes_of(role).size()) * gpus_per_node; }
   // The nodes of one role, in platform order.
   std::vector<int> nodes_of(NodeRole role) const {
     std::vector<int> out;

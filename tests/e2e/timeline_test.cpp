@@ -1,5 +1,5 @@
 // End-to-end checks of outputs.timeline (sim/metrics/timeline.h): the Chrome trace-event file of a run of
-// tests/e2e/cases/balance_1p2d.json (1P2D of 8-GPU nodes, DS 27B, 32 agents, about 2.4 s simulated).
+// tests/e2e/cases/balance_1p2d.json (1P2D of 8-GPU nodes, DS 27B) with 32 agents, about 2.3 s simulated.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +14,7 @@
 namespace {
 
 const std::string kCase = e2e::case_file("balance_1p2d.json");
+const std::string kAgents = "workload.agents=32";
 
 // A timeline file, indexed by the names its metadata gives to processes and threads.
 struct Trace {
@@ -56,7 +57,8 @@ double arg(const nlohmann::json& e, const char* key) {
 TEST_CASE("Timeline: a 1P2D run -> passes, decode spans, every turn's phases and link counters", "[e2e]") {
   e2e::Scratch dir;
   const std::string path = (dir.dir / "tl.json").string();
-  const auto res = e2e::run_ok(kCase, {"outputs.timeline=" + path, "outputs.timeline_request_sample=1"});
+  const auto res =
+      e2e::run_ok(kCase, {kAgents, "outputs.timeline=" + path, "outputs.timeline_request_sample=1"});
   REQUIRE(std::filesystem::exists(path));
   CHECK(res.at("timeline").at("path") == path);
   CHECK(res.at("timeline").at("truncated") == false);
@@ -127,8 +129,8 @@ TEST_CASE("Timeline: a window and a tiny cap -> events inside the window only, a
           "[e2e]") {
   e2e::Scratch dir;
   const std::string path = (dir.dir / "window" / "tl.json").string();  // the directory is created
-  e2e::run_ok(kCase,
-              {"outputs.timeline=" + path, "outputs.timeline_start_s=0.5", "outputs.timeline_end_s=1.5"});
+  e2e::run_ok(kCase, {kAgents, "outputs.timeline=" + path, "outputs.timeline_start_s=0.5",
+                      "outputs.timeline_end_s=1.5"});
   const Trace w = read_trace(path);
   CHECK(w.complete.size() > 0);
   CHECK(w.counters.size() > 0);
@@ -137,7 +139,8 @@ TEST_CASE("Timeline: a window and a tiny cap -> events inside the window only, a
     CHECK(e.at("ts").get<double>() + e.value("dur", 0.0) <= 1.5e6);
   }
 
-  const auto res = e2e::run_ok(kCase, {"outputs.timeline=" + path, "outputs.timeline_max_events=40"});
+  const auto res =
+      e2e::run_ok(kCase, {kAgents, "outputs.timeline=" + path, "outputs.timeline_max_events=40"});
   const Trace c = read_trace(path);
   CHECK(c.doc.at("otherData").at("truncated") == true);
   CHECK(c.doc.at("otherData").at("dropped_events").get<double>() > 0);
@@ -149,14 +152,14 @@ TEST_CASE("Timeline: a window and a tiny cap -> events inside the window only, a
 TEST_CASE("Timeline: the same seed twice -> a byte-identical file, and off -> no key", "[e2e]") {
   e2e::Scratch dir;
   const std::string path = (dir.dir / "tl.json").string();
-  const auto a = e2e::run_ok(kCase, {"outputs.timeline=" + path});
+  const auto a = e2e::run_ok(kCase, {kAgents, "outputs.timeline=" + path});
   const std::string first = e2e::read_text(path);
-  const auto b = e2e::run_ok(kCase, {"outputs.timeline=" + path});
+  const auto b = e2e::run_ok(kCase, {kAgents, "outputs.timeline=" + path});
   CHECK(first.size() > 1000);
   CHECK(e2e::read_text(path) == first);
   CHECK(e2e::without_run_info(a) == e2e::without_run_info(b));
 
-  const auto off = e2e::run_ok(kCase);
+  const auto off = e2e::run_ok(kCase, {kAgents});
   CHECK_FALSE(off.contains("timeline"));
   CHECK(off.at("scenario").at("outputs").at("timeline") == "");
   // The simulation is the same with the timeline on or off.
