@@ -129,9 +129,12 @@ void PrefillService::plan_transfers(const PrefillEngineState& pe, const std::vec
     Request& r = c_.requests[it.id];
     const auto& de = decode_->engine(r.de);
     sg4::Host* de_buf = c_.h.nodes[de.node].bufs[de.gpu];
-    const double f = r.pe_fraction;
-    load[{own_buf, gpu}] += wire_bytes(r, f * it.chunk.cached * c_.kv_token_layer);
-    load[{de_buf, gpu}] += wire_bytes(r, (1 - f) * it.chunk.cached * c_.kv_token_layer);
+    // The cached tokens' KV: the hit from the buffers it was read into (the PE fraction in the PE buffer,
+    // the rest in the DE buffer), and an earlier chunk's computed KV from the DE buffer, where that
+    // chunk's pass pushed it.
+    const double f = r.pe_fraction, earlier_chunks = it.chunk.cached - r.hit;
+    load[{own_buf, gpu}] += wire_bytes(r, f * r.hit * c_.kv_token_layer);
+    load[{de_buf, gpu}] += wire_bytes(r, ((1 - f) * r.hit + earlier_chunks) * c_.kv_token_layer);
     // PE path: the hit KV goes on to the DE buffer once; every computed token's KV goes there too.
     const double pushed_hit = r.hit_pushed ? 0 : f * r.hit;
     push[{gpu, de_buf}] += wire_bytes(r, (pushed_hit + it.chunk.bsz) * c_.kv_token_layer);
