@@ -4,6 +4,7 @@
 // a reference only while the request is in flight.
 #pragma once
 
+#include <cstddef>
 #include <deque>
 #include <vector>
 
