@@ -78,7 +78,7 @@ void link_views(const metrics::LinkStats& ls, nlohmann::json& resources,
 
 // A progress line on stderr (sim time, turns, ETA), at most every 2 s of wall time, from 3 s on.
 void start_progress(const engine::Recorder& rec, int64_t total, std::chrono::steady_clock::time_point wall0) {
-  engine::spawn_daemon("progress", sg4::Host::by_name("n0.dram"), [&rec, total, wall0]() {
+  engine::spawn_daemon("progress", sg4::Host::by_name("control"), [&rec, total, wall0]() {
     double last_print = 0;
     while (true) {
       engine::sleep_for(5.0);
@@ -326,26 +326,34 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   slo_summary(sc.slo, rec, cluster.run().stopped_by(), s);
 
   nlohmann::json resources = nlohmann::json::object();
+  const char* kGpu = platform::name(platform::ResourceClass::kGpu);
+  const std::string kPrefillGpu =
+      platform::class_key(platform::NodeRole::kPrefill, platform::ResourceClass::kGpu, "compute");
+  const std::string kDecodeGpu =
+      platform::class_key(platform::NodeRole::kDecode, platform::ResourceClass::kGpu, "compute");
   std::map<std::string, double> cls;
   std::map<std::string, int> cls_n;
   link_views(links, resources, cls, cls_n);
   for (const auto& pe : cluster.pes()) {
     const double u = end > 0 ? pe.busy_s / end : 0;
-    resources["gpu"].push_back(
-        {{"node", pe.node}, {"role", "prefill"}, {"gpu", pe.gpu}, {"busy_s", pe.busy_s}, {"utilization", u}});
-    cls["prefill.gpu.compute"] += u;
-    cls_n["prefill.gpu.compute"]++;
+    resources[kGpu].push_back({{"node", pe.node},
+                               {"role", platform::name(platform::NodeRole::kPrefill)},
+                               {"gpu", pe.gpu},
+                               {"busy_s", pe.busy_s},
+                               {"utilization", u}});
+    cls[kPrefillGpu] += u;
+    cls_n[kPrefillGpu]++;
   }
   for (const auto& de : cluster.des()) {
     const double u = end > 0 ? de.busy_s / end : 0;
-    resources["gpu"].push_back({{"node", de.node},
-                                {"role", "decode"},
-                                {"gpu", de.gpu},
-                                {"busy_s", de.busy_s},
-                                {"utilization", u},
-                                {"max_batch", de.max_batch}});
-    cls["decode.gpu.compute"] += u;
-    cls_n["decode.gpu.compute"]++;
+    resources[kGpu].push_back({{"node", de.node},
+                               {"role", platform::name(platform::NodeRole::kDecode)},
+                               {"gpu", de.gpu},
+                               {"busy_s", de.busy_s},
+                               {"utilization", u},
+                               {"max_batch", de.max_batch}});
+    cls[kDecodeGpu] += u;
+    cls_n[kDecodeGpu]++;
   }
   j["resources"] = resources;
   std::string best;
@@ -354,7 +362,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   // (time with a non-empty batch) says nothing about saturation, so it is reported but not a candidate.
   for (auto& [k, v] : cls) {
     v /= cls_n[k];
-    if (k != "decode.gpu.compute" && v > best_u) {
+    if (k != kDecodeGpu && v > best_u) {
       best_u = v;
       best = k;
     }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "sim/cli/result_fields.h"
+#include "sim/platform/resource_class.h"
 
 namespace sim::cli {
 
@@ -61,7 +62,7 @@ std::map<std::string, ClassUse> class_use(const nlohmann::json& r, double thresh
   const nlohmann::json& res = field(r, "resources");
   // Busy intervals from the SNIC-in series.
   std::vector<double> snic_in;
-  for (const auto& e : field(res, "snic")) {
+  for (const auto& e : field(res, platform::name(platform::ResourceClass::kSnic))) {
     if (field(e, "direction") != "in") continue;
     const nlohmann::json& s = field(e, "series");
     if (!s.is_array()) continue;
@@ -76,7 +77,7 @@ std::map<std::string, ClassUse> class_use(const nlohmann::json& r, double thresh
   std::map<std::string, ClassUse> use;
   std::map<std::string, int> n;
   for (const auto& [resource, links] : res.items()) {
-    if (resource == "gpu" || !links.is_array()) continue;
+    if (resource == platform::name(platform::ResourceClass::kGpu) || !links.is_array()) continue;
     for (const auto& e : links) {
       const std::string key = fmt::format(
           "{}.{}.{}", field(e, "role").is_string() ? field(e, "role").get<std::string>() : "", resource,
@@ -101,8 +102,10 @@ std::map<std::string, ClassUse> class_use(const nlohmann::json& r, double thresh
     }
   }
   for (auto& [k, v] : use) v.util /= n[k];
-  const double gpu = number_or(field(field(r, "resource_classes"), "prefill.gpu.compute"), 0);
-  use["prefill.gpu.compute"] = {gpu, gpu >= threshold ? 0 : std::numeric_limits<int>::max()};
+  const std::string gpu_key =
+      platform::class_key(platform::NodeRole::kPrefill, platform::ResourceClass::kGpu, "compute");
+  const double gpu = number_or(field(field(r, "resource_classes"), gpu_key.c_str()), 0);
+  use[gpu_key] = {gpu, gpu >= threshold ? 0 : std::numeric_limits<int>::max()};
   return use;
 }
 
@@ -274,19 +277,25 @@ nlohmann::json point_summary(const SweepPoint& point, const nlohmann::json* resu
   }
   const auto use = class_use(*result, threshold);
   auto get = [&](const std::string& k) { return use.count(k) ? use.at(k).util : 0.0; };
+  using RC = platform::ResourceClass;
+  const RC kCnic = RC::kCnic, kDram = RC::kDram, kGpu = RC::kGpu, kPcie = RC::kPcie, kSnic = RC::kSnic;
+  const auto P = platform::NodeRole::kPrefill, D = platform::NodeRole::kDecode;
+  auto key = [](platform::NodeRole r, platform::ResourceClass c, const char* d) {
+    return platform::class_key(r, c, d);
+  };
   // SNIC-in over all nodes: weight each role's class mean by its node count.
-  const double snic = (get("prefill.snic.in") * point.pd.p + get("decode.snic.in") * point.pd.d) /
+  const double snic = (get(key(P, kSnic, "in")) * point.pd.p + get(key(D, kSnic, "in")) * point.pd.d) /
                       static_cast<double>(point.pd.p + point.pd.d);
   const std::map<std::string, double> util = {
       {"snic", snic},
-      {"cnic_read", std::max(get("prefill.cnic.read"), get("decode.cnic.read"))},
-      {"cnic_write", std::max(get("prefill.cnic.write"), get("decode.cnic.write"))},
-      {"dram", std::max(get("prefill.dram.shared"), get("decode.dram.shared"))},
-      {"pcie",
-       std::max({get("prefill.pcie.to_gpu"), get("prefill.pcie.from_gpu"), get("prefill.pcie.to_host"),
-                 get("prefill.pcie.from_host"), get("decode.pcie.to_gpu"), get("decode.pcie.from_gpu"),
-                 get("decode.pcie.to_host"), get("decode.pcie.from_host")})},
-      {"gpu", get("prefill.gpu.compute")}};
+      {"cnic_read", std::max(get(key(P, kCnic, "read")), get(key(D, kCnic, "read")))},
+      {"cnic_write", std::max(get(key(P, kCnic, "write")), get(key(D, kCnic, "write")))},
+      {"dram", std::max(get(key(P, kDram, "shared")), get(key(D, kDram, "shared")))},
+      {"pcie", std::max({get(key(P, kPcie, "to_gpu")), get(key(P, kPcie, "from_gpu")),
+                         get(key(P, kPcie, "to_host")), get(key(P, kPcie, "from_host")),
+                         get(key(D, kPcie, "to_gpu")), get(key(D, kPcie, "from_gpu")),
+                         get(key(D, kPcie, "to_host")), get(key(D, kPcie, "from_host"))})},
+      {"gpu", get(key(P, kGpu, "compute"))}};
   std::string bottleneck;
   double best = -1;
   for (const char* k : kKeys) {

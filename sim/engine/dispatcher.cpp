@@ -7,7 +7,6 @@
 #include "sim/engine/prefill_service.h"
 #include "sim/engine/reader_service.h"
 #include "sim/engine/sg_compat.h"
-#include "sim/policy/dualpath/thresholds.h"
 
 namespace sim::engine {
 
@@ -52,12 +51,11 @@ Dispatcher::Dispatcher(EngineContext& ctx, std::unique_ptr<policy::SchedulerPoli
   de_dirty_.assign(de_groups_.size(), 0);
   for (size_t i = 0; i < pe_groups_.size(); ++i) pe_fetch_cv_.push_back(sg4::ConditionVariable::create());
   for (size_t i = 0; i < de_groups_.size(); ++i) de_fetch_cv_.push_back(sg4::ConditionVariable::create());
-  const auto& m = c_.sc.model;
   policy::SchedulerContext sctx;
-  sctx.alpha_tokens = policy::dualpath::resolve_threshold(c_.sc.policy.alpha_tokens,
-                                                          policy::dualpath::alpha_tokens(c_.sc.hardware, m));
-  sctx.beta_tokens = policy::dualpath::resolve_threshold(c_.sc.policy.beta_tokens,
-                                                         policy::dualpath::beta_tokens(c_.sc.hardware, m));
+  sctx.hardware = &c_.sc.hardware;
+  sctx.model = &c_.sc.model;
+  sctx.alpha_tokens = c_.sc.policy.alpha_tokens;
+  sctx.beta_tokens = c_.sc.policy.beta_tokens;
   sctx.kv_bytes_per_token = c_.kv_token;
   scheduler_->configure(sctx);
 }

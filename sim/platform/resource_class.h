@@ -3,6 +3,8 @@
 // reads the same names from the results). Pure: no SimGrid.
 #pragma once
 
+#include <string>
+
 namespace sim::platform {
 
 enum class NodeRole { kPrefill, kDecode };
@@ -29,6 +31,11 @@ constexpr const char* name(ResourceClass c) {
       return "gpu";
   }
   return "?";
+}
+
+// The results' key of a resource class of one role: "prefill.cnic.write", "decode.gpu.compute".
+inline std::string class_key(NodeRole r, ResourceClass c, const std::string& direction) {
+  return std::string(name(r)) + "." + name(c) + "." + direction;
 }
 
 }  // namespace sim::platform

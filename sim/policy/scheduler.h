@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/config/hardware.h"
+#include "sim/config/model_spec.h"
 #include "sim/policy/view.h"
 
 namespace sim::policy {
@@ -24,8 +26,10 @@ struct Placement {
 
 // What queued policies need to know of the cluster, fixed for a run.
 struct SchedulerContext {
-  double alpha_tokens = 0;        // short-read-queue threshold (tokens)
-  double beta_tokens = 0;         // unfinished-token cap of a PE (tokens)
+  const config::HardwareSpec* hardware = nullptr;  // the run's (null in tests that give the thresholds)
+  const config::ModelSpec* model = nullptr;
+  double alpha_tokens = 0;        // short-read-queue threshold (tokens); 0 = the policy derives it
+  double beta_tokens = 0;         // unfinished-token cap of a PE (tokens); 0 = the policy derives it
   double kv_bytes_per_token = 0;  // DE HBM bytes a request's token occupies
 };
 

@@ -7,6 +7,7 @@
 #include "sim/core/check.h"
 #include "sim/policy/dualpath/de_fetch.h"
 #include "sim/policy/dualpath/pe_fetch.h"
+#include "sim/policy/dualpath/thresholds.h"
 #include "sim/policy/scheduler.h"
 
 namespace sim::policy {
@@ -21,7 +22,16 @@ std::vector<EngineLoad> members(const std::vector<EngineLoad>& all, const std::v
 
 class DualPathScheduler : public SchedulerPolicy {
  public:
-  void configure(const SchedulerContext& ctx) override { ctx_ = ctx; }
+  // alpha and beta (§6.1): the scenario's values, or derived from the hardware and the model
+  // (dualpath/thresholds.h) when they are 0.
+  void configure(const SchedulerContext& ctx) override {
+    ctx_ = ctx;
+    if (ctx.hardware == nullptr || ctx.model == nullptr) return;
+    ctx_.alpha_tokens =
+        dualpath::resolve_threshold(ctx.alpha_tokens, dualpath::alpha_tokens(*ctx.hardware, *ctx.model));
+    ctx_.beta_tokens =
+        dualpath::resolve_threshold(ctx.beta_tokens, dualpath::beta_tokens(*ctx.hardware, *ctx.model));
+  }
   Placement place(const RequestInfo&, const ClusterView&) override {
     SIM_CHECK(false, "the dualpath scheduler is queued: the engine calls fetch_pe/fetch_de, never place");
     return {};
