@@ -42,7 +42,6 @@ void DecodeService::start() {
 
 void DecodeService::wake_all() {
   for (auto& de : des_) {
-    GpuCompute::cut(de.plan);
     de.cv_loader->notify_all();
     de.cv_decode->notify_all();
     de.cv_persist->notify_all();
@@ -120,7 +119,6 @@ void DecodeService::loader(int de_id) {
     r.t_decode_join = now();
     de.joins.push_back(id);
     de.cv_decode->notify_all();
-    GpuCompute::cut(de.plan);
   }
 }
 
@@ -153,13 +151,15 @@ void DecodeService::decode_loop(int de_id) {
     double steps = steps_left;
     bool cut = !de.joins.empty();
     if (!cut) {
-      c_.gpu.start(gpu, steps_left * step.work, de.plan);
-      // A join that came while the plan was starting (others ran during the start) cuts it now.
-      if (!de.joins.empty() || c_.run.finished()) GpuCompute::cut(de.plan);
-      const GpuCompute::Done d = c_.gpu.wait(de.plan, steps_left * step.work, t0);
-      de.plan = nullptr;
-      de.busy_s += d.busy_s;
-      cut = !d.complete;
+      const double work = steps_left * step.work;
+      const double deadline = t0 + steps_left * tau;
+      const simgrid::s4u::ExecPtr plan = c_.gpu.start(gpu, work);
+      {
+        std::unique_lock<sg4::Mutex> lock(c_.run.mutex());
+        if (de.joins.empty() && !c_.run.finished()) de.cv_decode->wait_until(lock, deadline);
+      }
+      cut = now() < deadline - 1e-12;  // woken early: a join, or the end of the run
+      de.busy_s += c_.gpu.finish(plan, work, cut, t0);
     }
     if (cut) steps = std::min(steps_left, std::floor((now() - t0) / tau + 1e-9) + 1);
     const double rest = cut ? t0 + steps * tau - now() : 0;

@@ -3,8 +3,8 @@
 //   waits while it is full), copies the KV H2D through the GPU's CNIC, frees the buffer, and hands the
 //   request to the batch;
 // - decode: a continuous batch. One plan = the steps until the earliest request finishes, at a constant
-//   step time (cost/compute_plan.h), executed on the GPU host; a join cuts the plan, the engine finishes
-//   the step in progress and re-plans. So the batch costs O(changes) events, not O(tokens);
+//   step time (cost/compute_plan.h), executed on the GPU host; a join wakes the engine, which cuts the
+//   plan, finishes the step in progress and re-plans. So the batch costs O(changes) events, not O(tokens);
 // - persist: every full block of generated KV (policy.persist_block_tokens) goes D2H then to storage; the
 //   appended tokens' KV goes from the DE buffer to storage. Pending bytes are sent in aggregate, at most
 //   once per sim.persist_interval_s (what becomes pending during an interval waits for its end).
@@ -30,7 +30,6 @@ struct DecodeEngineState {
   double persist_gpu_bytes = 0;   // generated KV waiting for D2H + persist
   double persist_dram_bytes = 0;  // appended KV in the DE buffer waiting for persist
   int max_batch = 0;
-  simgrid::s4u::ExecPtr plan;  // the decode plan running (null between plans)
   simgrid::s4u::ConditionVariablePtr cv_loader, cv_decode, cv_persist;
 };
 

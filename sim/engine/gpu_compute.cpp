@@ -43,31 +43,27 @@ void GpuCompute::run(const std::vector<sg4::Host*>& hosts, const std::vector<dou
     if (work[i] > 0) busy_s[i] += work[i] / hosts[i]->get_speed();
 }
 
-void GpuCompute::start(sg4::Host* host, double work, sg4::ExecPtr& plan) {
-  plan = sg4::Exec::init();
+sg4::ExecPtr GpuCompute::start(sg4::Host* host, double work) {
+  sg4::ExecPtr plan = sg4::Exec::init();
   plan->set_flops_amount(work);
   plan->set_host(host);
   plan->start();
   started(rec_, t_);
+  return plan;
 }
 
-GpuCompute::Done GpuCompute::wait(const sg4::ExecPtr& exec, double work, double t_start) {
-  Done d;
-  try {
+double GpuCompute::finish(const sg4::ExecPtr& exec, double work, bool cut, double t_start) {
+  double busy = 0;
+  if (cut) {
+    exec->cancel();
+    // Alone on its host, the execution ran at the host's speed: the work done is the time it ran.
+    busy = sg4::Engine::get_clock() - t_start;
+  } else {
     exec->wait();
-  } catch (const simgrid::CancelException&) {
-    d.complete = false;
+    busy = work / exec->get_host()->get_speed();
   }
   rec_.timed_in_flight--;
-  // Alone on its host, the execution runs at the host's speed: the work done is the time it ran.
-  d.busy_s = d.complete ? work / exec->get_host()->get_speed() : sg4::Engine::get_clock() - t_start;
-  return d;
-}
-
-void GpuCompute::cut(const sg4::ExecPtr& exec) {
-  // Only a running plan: before its start it cannot be cut (its owner checks for cuts once it has started),
-  // and a finished one has nothing left to cut.
-  if (exec && exec->get_state() == sg4::Activity::State::STARTED) exec->cancel();
+  return busy;
 }
 
 }  // namespace sim::engine

@@ -21,17 +21,12 @@ class GpuCompute {
   void run(const std::vector<simgrid::s4u::Host*>& hosts, const std::vector<double>& work,
            std::vector<double>& busy_s);
 
-  // A plan that another actor may cut short: start() it into `plan` (set before the execution starts,
-  // so an actor that runs during the start sees it), then wait() with the same work; cut(plan), from any
-  // actor, ends the wait at once. wait() returns the seconds of work done and whether the plan ran to its
-  // end.
-  void start(simgrid::s4u::Host* host, double work, simgrid::s4u::ExecPtr& plan);
-  struct Done {
-    double busy_s = 0;
-    bool complete = true;
-  };
-  Done wait(const simgrid::s4u::ExecPtr& exec, double work, double t_start);
-  static void cut(const simgrid::s4u::ExecPtr& exec);
+  // A plan its owner may cut short: start() it (the execution runs while the owner waits, on its own
+  // condition variable, until the plan's end or a reason to stop early), then finish() it, at its end
+  // (waits for the execution, which a slower host makes later) or cut at once (the execution is
+  // cancelled; nobody waits on it, so nothing is thrown). finish() returns the seconds of work done.
+  simgrid::s4u::ExecPtr start(simgrid::s4u::Host* host, double work);
+  double finish(const simgrid::s4u::ExecPtr& exec, double work, bool cut, double t_start);
 
  private:
   Recorder& rec_;
