@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 
 # Resource classes of a run result, in the order the figures show them.
+# The simulator's list is sim/platform/resource_class.h (tests/analysis: case resource_names).
 RESOURCE_CLASSES = ("snic", "cnic", "dram", "pcie", "storage", "gpu")
 
 

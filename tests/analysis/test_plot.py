@@ -173,6 +173,20 @@ def case_bad_inputs(out, tmp):
         expect(not stdout.strip() and not os.path.exists(out), "%s: something was written" % path)
 
 
+def case_resource_names(out, tmp):
+    """The resource classes the plots know are the ones the simulator writes (sim/platform/resource_class.h)."""
+    import re
+    header = open(os.path.join(ROOT, "sim", "platform", "resource_class.h")).read()
+    enum = re.search(r"enum class ResourceClass \{([^}]*)\}", header).group(1)
+    count = len([e for e in enum.split(",") if e.strip()])
+    names = re.findall(r'case ResourceClass::k\w+:\s*return "(\w+)";', header)
+    expect(len(names) == count, "resource_class.h: %d enumerators, %d names" % (count, len(names)))
+    sys.path.insert(0, os.path.join(ROOT, "analysis"))
+    from dpsim_plots import inputs
+    expect(sorted(inputs.RESOURCE_CLASSES) == sorted(names),
+           "inputs.RESOURCE_CLASSES %s != the simulator's %s" % (sorted(inputs.RESOURCE_CLASSES), sorted(names)))
+
+
 CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 
