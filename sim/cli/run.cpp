@@ -401,6 +401,8 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
                    {"turns_per_wall_s", wall > 0 ? rec.turns_completed / wall : 0},
                    {"sim_s_per_wall_s", wall > 0 ? end / wall : 0},
                    {"activities", activities},
+                   {"gpu_executions", rec.compute_activities},
+                   {"decode_plans", rec.decode_plans},
                    {"activities_per_wall_s", wall > 0 ? activities / wall : 0},
                    {"peak_transfers_in_flight", transport.peak_in_flight()},
                    {"peak_activities_in_flight", std::max(transport.peak_activities(), rec.peak_activities)}};

@@ -30,7 +30,11 @@ double TtftLog::windowed_mean(double now, double window_s, int min_turns) const 
 
 Driver::Driver(engine::EngineContext& ctx, const std::vector<workload::Agent>& agents,
                engine::Dispatcher& dispatcher)
-    : c_(ctx), agents_(agents), dispatcher_(dispatcher), cv_(simgrid::s4u::ConditionVariable::create()) {
+    : c_(ctx),
+      agents_(agents),
+      dispatcher_(dispatcher),
+      online_(ctx.sc.workload.mode == "online"),
+      cv_(simgrid::s4u::ConditionVariable::create()) {
   next_turn_.assign(agents.size(), 0);
   context_.assign(agents.size(), 0.0);
   agents_left_ = static_cast<int>(agents.size());
@@ -134,8 +138,7 @@ void Driver::first_token(engine::RequestId id) {
   const double t_first = engine::now();
   ttft_.waiting--;
   ttft_.waiting_issue_sum -= r.t_issue;
-  if (c_.sc.workload.mode == "online")
-    ttft_.first_tokens.emplace_back(t_first, static_cast<float>(t_first - r.t_issue));
+  if (online_) ttft_.first_tokens.emplace_back(t_first, static_cast<float>(t_first - r.t_issue));
   if (c_.timeline != nullptr && c_.timeline->sampled_agent(r.agent)) {
     metrics::TurnTimes t = metrics::turn_times(r);
     t.first = t_first;

@@ -71,6 +71,7 @@ class Driver : public engine::TurnEvents {
   engine::EngineContext& c_;
   const std::vector<workload::Agent>& agents_;
   engine::Dispatcher& dispatcher_;
+  const bool online_;                             // workload.mode: the TTFT log is kept online only
   std::vector<int> next_turn_;                    // per agent
   std::vector<double> context_;                   // per agent: tokens of context so far (the next hit)
   std::vector<double> arrivals_;                  // per agent: first-turn time (empty: all at 0)

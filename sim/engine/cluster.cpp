@@ -6,11 +6,10 @@ namespace sim::engine {
 
 namespace {
 
-// Engines are numbered node-major over the nodes of their role, in platform order: engine i's node.
+// Engine i of a role sits on node engine_nodes(h, role)[i] (PlatformHandles::engines_of).
 std::vector<int> engine_nodes(const platform::PlatformHandles& h, platform::NodeRole role) {
   std::vector<int> out;
-  for (int n : h.nodes_of(role))
-    for (int j = 0; j < h.gpus_per_node; ++j) out.push_back(n);
+  for (const auto& e : h.engines_of(role)) out.push_back(e.first);
   return out;
 }
 

@@ -14,21 +14,19 @@ namespace sim::engine {
 namespace sg4 = simgrid::s4u;
 
 DecodeService::DecodeService(EngineContext& ctx) : c_(ctx) {
-  const auto nodes = c_.h.nodes_of(platform::NodeRole::kDecode);
   // One sharding rule per role: the decode role's GPUs hold the weights (what sizes DE HBM, HbmPool) and
   // each step reads a GPU's share of them.
   shards_ = cost::weight_shards_for_role(c_.sc.model, c_.h.gpus_of(platform::NodeRole::kDecode));
-  for (int n : nodes)
-    for (int j = 0; j < c_.h.gpus_per_node; ++j) {
-      DecodeEngineState de;
-      de.id = static_cast<int>(des_.size());
-      de.node = n;
-      de.gpu = j;
-      de.cv_loader = sg4::ConditionVariable::create();
-      de.cv_decode = sg4::ConditionVariable::create();
-      de.cv_persist = sg4::ConditionVariable::create();
-      des_.push_back(de);
-    }
+  for (const auto& [node, gpu] : c_.h.engines_of(platform::NodeRole::kDecode)) {
+    DecodeEngineState de;
+    de.id = static_cast<int>(des_.size());
+    de.node = node;
+    de.gpu = gpu;
+    de.cv_loader = sg4::ConditionVariable::create();
+    de.cv_decode = sg4::ConditionVariable::create();
+    de.cv_persist = sg4::ConditionVariable::create();
+    des_.push_back(de);
+  }
 }
 
 void DecodeService::start() {
@@ -149,24 +147,24 @@ void DecodeService::decode_loop(int de_id) {
     // The plan runs until the earliest request is done, unless a join (or the end of the run) cuts it:
     // then the step in progress is finished and the batch re-planned with the newcomers.
     double steps = steps_left;
-    bool cut = !de.joins.empty();
-    if (!cut) {
-      const double work = steps_left * step.work;
-      const double deadline = t0 + steps_left * tau;
+    if (!de.joins.empty()) {  // a join came while the batch was taken: one step, then re-plan
+      steps = 1;
+      de.busy_s += c_.gpu.run_one(gpu, step.work);
+    } else {
+      const double work = steps_left * step.work, deadline = t0 + steps_left * tau;
       const simgrid::s4u::ExecPtr plan = c_.gpu.start(gpu, work);
       {
         std::unique_lock<sg4::Mutex> lock(c_.run.mutex());
         if (de.joins.empty() && !c_.run.finished()) de.cv_decode->wait_until(lock, deadline);
       }
-      cut = now() < deadline - 1e-12;  // woken early: a join, or the end of the run
+      const bool cut = now() < deadline - 1e-12;  // woken early: a join, or the end of the run
+      if (cut) {
+        // The step in progress runs to its end on the plan's execution, which is cut there.
+        steps = std::min(steps_left, std::floor((now() - t0) / tau + 1e-9) + 1);
+        const double rest = t0 + steps * tau - now();
+        if (rest > 0) timed_sleep(c_, rest);
+      }
       de.busy_s += c_.gpu.finish(plan, work, cut, t0);
-    }
-    if (cut) steps = std::min(steps_left, std::floor((now() - t0) / tau + 1e-9) + 1);
-    const double rest = cut ? t0 + steps * tau - now() : 0;
-    if (rest > 0) {
-      std::vector<double> busy(1, 0.0);
-      c_.gpu.run({gpu}, {rest * step.work / tau}, busy);
-      de.busy_s += busy[0];
     }
     c_.rec.decode_plans++;
     if (c_.timeline != nullptr && steps > 0)

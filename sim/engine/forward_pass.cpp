@@ -38,16 +38,16 @@ void wait_all(transport::Transport& links, Handles& handles) {
   handles.clear();
 }
 
-void run_whole(transport::Transport& links, const ForwardPass& fp, const ComputeFn& compute) {
+void run_whole(transport::Transport& links, const ForwardPass& fp, PassCompute& compute) {
   Handles h;
   start_all(links, fp.load, fp.layers, h);
   wait_all(links, h);
-  compute(fp.layers);
+  compute.run(fp.layers);
   start_all(links, fp.push, fp.layers, h);
   wait_all(links, h);
 }
 
-void run_groups(transport::Transport& links, const ForwardPass& fp, int per_group, const ComputeFn& compute) {
+void run_groups(transport::Transport& links, const ForwardPass& fp, int per_group, PassCompute& compute) {
   Handles loading, pushing;
   start_all(links, fp.load, std::min(per_group, fp.layers), loading);
   wait_all(links, loading);
@@ -55,14 +55,14 @@ void run_groups(transport::Transport& links, const ForwardPass& fp, int per_grou
     const int layers = std::min(per_group, fp.layers - first);
     const int next = std::min(per_group, fp.layers - first - layers);
     if (next > 0) start_all(links, fp.load, next, loading);
-    compute(layers);
+    compute.run(layers);
     start_all(links, fp.push, layers, pushing);
     wait_all(links, loading);
   }
   wait_all(links, pushing);
 }
 
-void run_fluid(transport::Transport& links, const ForwardPass& fp, const ComputeFn& compute) {
+void run_fluid(transport::Transport& links, const ForwardPass& fp, PassCompute& compute) {
   const int n = fp.layers;
   if (n < 2 || fp.t_layer <= 0) {
     run_groups(links, fp, 1, compute);
@@ -73,11 +73,12 @@ void run_fluid(transport::Transport& links, const ForwardPass& fp, const Compute
   const double pace = n / ((n - 1) * fp.t_layer);
   Handles loading, pushing;
   start_all(links, fp.load, n, loading, pace);
-  compute(1);  // layer 0
+  compute.start(n - 1);           // layers 0 .. n-2
+  engine::sleep_for(fp.t_layer);  // layer 0 computed: its KV goes out
   start_all(links, fp.push, n, pushing, pace);
-  compute(n - 2);            // layers 1 .. n-2
+  compute.wait();
   wait_all(links, loading);  // the last layer needs all of its KV
-  compute(1);                // layer n-1
+  compute.run(1);            // layer n-1
   wait_all(links, pushing);
 }
 
@@ -89,7 +90,7 @@ PassPipeline::PassPipeline(bool layerwise, int layer_group)
                                : Kind::kGroups),
       layer_group_(layer_group) {}
 
-void PassPipeline::run(transport::Transport& t, const ForwardPass& fp, const ComputeFn& compute) const {
+void PassPipeline::run(transport::Transport& t, const ForwardPass& fp, PassCompute& compute) const {
   switch (kind_) {
     case Kind::kWhole:
       return run_whole(t, fp, compute);

@@ -10,14 +10,14 @@
 //                                  prefetch; the last layer's compute waits for it to end (so a slow
 //                                  network stalls the pass as it would layer by layer). The push of all L
 //                                  layers starts after layer 0's compute at the same pace, and the pass
-//                                  ends when both the compute and the push have. What this leaves out:
+//                                  ends when both the compute and the push have. Layers 0 .. L-2 are one
+//                                  execution per GPU, the last layer another. What this leaves out:
 //                                  the pipeline fill (layer 0's load before any compute) and drain (the
 //                                  last layer's push after all compute), one layer's transfer each, about
 //                                  1/L of a pass when the network is not the bottleneck.
 // Transfers per pass per endpoint pair: 1 (whole), ceil(L/k) (groups), 1 (fluid).
 #pragma once
 
-#include <functional>
 #include <utility>
 #include <vector>
 
@@ -38,8 +38,16 @@ class Flows {
   std::vector<std::pair<Ends, double>> flows_;
 };
 
-// Computes `layers` layers of the pass (the engine runs the plan's work for that many layers).
-using ComputeFn = std::function<void(double layers)>;
+// The pass's compute on its GPUs (the engine runs the plan's work for a number of layers).
+class PassCompute {
+ public:
+  virtual ~PassCompute() = default;
+  // Computes `layers` layers; returns when they are done.
+  virtual void run(double layers) = 0;
+  // Starts `layers` layers and returns at once; wait() returns when they are done.
+  virtual void start(double layers) = 0;
+  virtual void wait() = 0;
+};
 
 struct ForwardPass {
   const Flows& load;   // KV bytes per layer to bring to the GPU, per source
@@ -54,7 +62,7 @@ class PassPipeline {
  public:
   PassPipeline() = default;
   PassPipeline(bool layerwise, int layer_group);
-  void run(transport::Transport& t, const ForwardPass& fp, const ComputeFn& compute) const;
+  void run(transport::Transport& t, const ForwardPass& fp, PassCompute& compute) const;
 
  private:
   enum class Kind { kWhole, kGroups, kFluid } kind_ = Kind::kWhole;

@@ -20,12 +20,35 @@ void started(Recorder& rec, const transport::Transport& t) {
 
 }  // namespace
 
+double GpuCompute::run_one(sg4::Host* host, double work) {
+  if (work <= 0) return 0;
+  sg4::ExecPtr e = sg4::Exec::init();
+  e->set_flops_amount(work);
+  e->set_host(host);
+  e->start();
+  started(rec_, t_);
+  rec_.compute_activities++;
+  e->wait();
+  rec_.timed_in_flight--;
+  return work / host->get_speed();
+}
+
 void GpuCompute::run(const std::vector<sg4::Host*>& hosts, const std::vector<double>& work,
                      std::vector<double>& busy_s) {
-  SIM_CHECK(hosts.size() == work.size() && busy_s.size() == work.size(), "GPU work for {} hosts, {} plans",
-            hosts.size(), work.size());
+  if (hosts.size() == 1) {
+    busy_s[0] += run_one(hosts[0], work[0]);
+    return;
+  }
   // Local: other actors run this too, between this one's simcalls.
   std::vector<sg4::ExecPtr> running;
+  start_all(hosts, work, running);
+  wait_all(running, hosts, work, busy_s);
+}
+
+void GpuCompute::start_all(const std::vector<sg4::Host*>& hosts, const std::vector<double>& work,
+                           std::vector<sg4::ExecPtr>& running) {
+  SIM_CHECK(hosts.size() == work.size(), "GPU work for {} hosts, {} plans", hosts.size(), work.size());
+  running.clear();
   for (size_t i = 0; i < hosts.size(); ++i) {
     if (work[i] <= 0) continue;
     running.push_back(sg4::Exec::init());
@@ -35,10 +58,17 @@ void GpuCompute::run(const std::vector<sg4::Host*>& hosts, const std::vector<dou
     started(rec_, t_);
     rec_.compute_activities++;
   }
-  for (auto& e : running) {
+}
+
+void GpuCompute::wait_all(std::vector<sg4::ExecPtr>& execs, const std::vector<sg4::Host*>& hosts,
+                          const std::vector<double>& work, std::vector<double>& busy_s) {
+  SIM_CHECK(busy_s.size() == work.size(), "busy times for {} hosts, {} plans", busy_s.size(), work.size());
+  for (auto& e : execs) {
     e->wait();
     rec_.timed_in_flight--;
   }
+  execs.clear();
+  // Alone on its host, an execution runs at the host's speed: its work over that speed is its busy time.
   for (size_t i = 0; i < hosts.size(); ++i)
     if (work[i] > 0) busy_s[i] += work[i] / hosts[i]->get_speed();
 }
@@ -59,7 +89,7 @@ double GpuCompute::finish(const sg4::ExecPtr& exec, double work, bool cut, doubl
     // Alone on its host, the execution ran at the host's speed: the work done is the time it ran.
     busy = sg4::Engine::get_clock() - t_start;
   } else {
-    exec->wait();
+    exec->wait();  // ends with the plan, or later on a slowed host
     busy = work / exec->get_host()->get_speed();
   }
   rec_.timed_in_flight--;

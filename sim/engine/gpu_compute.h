@@ -16,15 +16,24 @@ class GpuCompute {
   // REQUIRES: `rec` and `t` outlive this (`t`: its transfers in flight count into peak activities).
   GpuCompute(Recorder& rec, const transport::Transport& t) : rec_(rec), t_(t) {}
 
+  // Runs `work` FLOPs on `host`; returns when they are done, with the busy seconds.
+  double run_one(simgrid::s4u::Host* host, double work);
   // Runs work[i] FLOPs on hosts[i], all at once, and returns when all are done; adds each host's busy
   // seconds to busy_s[i]. REQUIRES: the three have the same size.
   void run(const std::vector<simgrid::s4u::Host*>& hosts, const std::vector<double>& work,
            std::vector<double>& busy_s);
 
+  // The same in two steps: start_all() starts the executions and returns them; wait_all() returns when
+  // all are done and adds the busy seconds.
+  void start_all(const std::vector<simgrid::s4u::Host*>& hosts, const std::vector<double>& work,
+                 std::vector<simgrid::s4u::ExecPtr>& running);
+  void wait_all(std::vector<simgrid::s4u::ExecPtr>& execs, const std::vector<simgrid::s4u::Host*>& hosts,
+                const std::vector<double>& work, std::vector<double>& busy_s);
+
   // A plan its owner may cut short: start() it (the execution runs while the owner waits, on its own
   // condition variable, until the plan's end or a reason to stop early), then finish() it, at its end
-  // (waits for the execution, which a slower host makes later) or cut at once (the execution is
-  // cancelled; nobody waits on it, so nothing is thrown). finish() returns the seconds of work done.
+  // (waits for the execution if a slower host made it later) or cut now (the execution is cancelled;
+  // nobody waits on it, so nothing is thrown). finish() returns the seconds of work done.
   simgrid::s4u::ExecPtr start(simgrid::s4u::Host* host, double work);
   double finish(const simgrid::s4u::ExecPtr& exec, double work, bool cut, double t_start);
 

@@ -33,22 +33,48 @@ void trace_pass(metrics::Timeline& tl, const PrefillEngineState& pe, size_t requ
                {"compute_s", busy_s}});
 }
 
+// The pass's compute on the group's GPUs: layers of the plan's per-GPU work, one execution per GPU.
+class GroupCompute : public PassCompute {
+ public:
+  GroupCompute(GpuCompute& gpu, const std::vector<sg4::Host*>& hosts, const cost::PassPlan& plan,
+               std::vector<double>& work, std::vector<double>& busy)
+      : gpu_(gpu), hosts_(hosts), plan_(plan), work_(work), busy_(busy) {}
+  void run(double layers) override {
+    size(layers);
+    gpu_.run(hosts_, work_, busy_);
+  }
+  void start(double layers) override {
+    size(layers);
+    gpu_.start_all(hosts_, work_, running_);
+  }
+  void wait() override { gpu_.wait_all(running_, hosts_, work_, busy_); }
+
+ private:
+  void size(double layers) {
+    for (size_t i = 0; i < hosts_.size(); ++i) work_[i] = plan_.layer_work[i] * layers;
+  }
+  GpuCompute& gpu_;
+  const std::vector<sg4::Host*>& hosts_;
+  const cost::PassPlan& plan_;
+  std::vector<double>& work_;
+  std::vector<double>& busy_;
+  std::vector<sg4::ExecPtr> running_;
+};
+
 }  // namespace
 
 PrefillService::PrefillService(EngineContext& ctx)
     : c_(ctx), pipeline_(ctx.sc.policy.layerwise, ctx.sc.sim.layer_group) {
   const auto& m = c_.sc.model;
-  const auto nodes = c_.h.nodes_of(platform::NodeRole::kPrefill);
   hbm_kv_ = cost::hbm_kv_bytes_per_gpu(
       m, c_.sc.hardware, cost::weight_shards_for_role(m, c_.h.gpus_of(platform::NodeRole::kPrefill)));
-  for (int n : nodes)
-    for (int j = 0; j < c_.h.gpus_per_node; ++j) {
-      PrefillEngineState pe;
-      pe.id = static_cast<int>(pes_.size());
-      pe.node = n;
-      pe.gpu = j;
-      pes_.push_back(pe);
-    }
+  for (const auto& [node, gpu] : c_.h.engines_of(platform::NodeRole::kPrefill)) {
+    PrefillEngineState pe;
+    pe.id = static_cast<int>(pes_.size());
+    pe.node = node;
+    pe.gpu = gpu;
+    pes_.push_back(pe);
+  }
   // DP-attention groups: an EP model's PEs run their passes in groups of prefill_dp_group_gpus
   // consecutive GPUs (node-major numbering: a group of g fills one node); other models alone.
   const int group_gpus = m.weight_shards > 1 ? c_.sc.cluster.prefill_dp_group_gpus : 1;
@@ -62,6 +88,11 @@ PrefillService::PrefillService(EngineContext& ctx)
     for (int p : g) pes_[p].cv = cv;
   }
   c_.buffers.set_pe_waker([this](int pe) { pes_[pe].cv->notify_all(); });
+  if (c_.sc.policy.batching == "quota") limits_.quota_s = c_.sc.policy.compute_quota_s;
+  limits_.hbm_bytes = hbm_kv_;
+  // HBM per token that must be resident: every layer (Basic), or two layers (layerwise: the layer
+  // computing and the next one loading), whatever the simulation's granularity.
+  limits_.hbm_bytes_per_token = c_.sc.policy.layerwise ? 2 * c_.kv_token_layer : c_.kv_token;
 }
 
 void PrefillService::start() {
@@ -94,14 +125,7 @@ bool PrefillService::has_work(const PrefillEngineState& pe) const {
 // pe's batch for the next pass (FIFO; requests whose DE buffer is full keep their place).
 void PrefillService::form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch,
                                 std::vector<cost::Chunk>& chunks) {
-  const bool layerwise = c_.sc.policy.layerwise;
-  cost::BatchLimits lim;
-  if (c_.sc.policy.batching == "quota") lim.quota_s = c_.sc.policy.compute_quota_s;
-  lim.hbm_bytes = hbm_kv_;
-  // HBM per token that must be resident: every layer (Basic), or two layers (layerwise: the layer
-  // computing and the next one loading), whatever the simulation's granularity.
-  lim.hbm_bytes_per_token = layerwise ? 2 * c_.kv_token_layer : c_.kv_token;
-  cost::QuotaBatchFormer former(c_.sc.model, c_.sc.hardware, lim);
+  cost::QuotaBatchFormer former(c_.sc.model, c_.sc.hardware, limits_);
   std::vector<RequestId> skipped;
   while (!pe.ready.empty() && !former.closed()) {
     const RequestId id = pe.ready.front();
@@ -184,10 +208,7 @@ void PrefillService::pass_loop(int group) {
     Flows load, push;
     for (size_t i = 0; i < n; ++i) plan_transfers(pes_[members[i]], batches[i], load, push);
     std::fill(busy.begin(), busy.end(), 0.0);
-    auto compute = [&](double layers) {
-      for (size_t i = 0; i < n; ++i) work[i] = plan.layer_work[i] * layers;
-      c_.gpu.run(hosts, work, busy);
-    };
+    GroupCompute compute(c_.gpu, hosts, plan, work, busy);
     pipeline_.run(c_.transport, ForwardPass{load, push, plan.layer_s, m.layers}, compute);
 
     if (c_.timeline != nullptr)

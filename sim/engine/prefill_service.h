@@ -16,6 +16,7 @@
 #include <simgrid/s4u/ConditionVariable.hpp>
 #include <vector>
 
+#include "sim/cost/batch_quota.h"
 #include "sim/cost/compute_model.h"
 #include "sim/engine/context.h"
 #include "sim/engine/forward_pass.h"
@@ -71,6 +72,7 @@ class PrefillService {
   Dispatcher* dispatcher_ = nullptr;
   TurnEvents* turns_ = nullptr;
   double hbm_kv_ = 0;
+  cost::BatchLimits limits_;  // a GPU's batch: the compute quota and its HBM for KV
   std::vector<PrefillEngineState> pes_;
   std::vector<std::vector<int>> pass_groups_;  // PEs per DP-attention group
   PassPipeline pipeline_;

@@ -32,8 +32,9 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e18");  // no window cap on RDMA-like flows
-  // GPU executions: SimGrid's trace-integration CPU model, the fastest for single-core hosts whose speed
-  // may follow a profile (the default lazy model gives the same times, about 6% slower here).
+  // GPU executions: SimGrid's trace-integration CPU model, made for single-core hosts whose speed may follow
+  // a profile: the same times as the default lazy model, about 6% faster here. (In SimGrid 3.32 it
+  // mis-times an execution that is suspended and resumed: dpsim suspends none.)
   sg4::Engine::set_config("cpu/optim:TI");
 
   PlatformHandles h;

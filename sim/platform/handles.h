@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/platform/resource_class.h"
@@ -47,6 +48,14 @@ struct PlatformHandles {
   int prefill_nodes = 0;
   int decode_nodes = 0;
   int gpus_per_node = 0;
+  // The engines of one role, one per GPU of its nodes: (node, gpu) pairs numbered node-major in platform
+  // order; engine i of the role is the i-th pair.
+  std::vector<std::pair<int, int>> engines_of(NodeRole role) const {
+    std::vector<std::pair<int, int>> out;
+    for (int n : nodes_of(role))
+      for (int j = 0; j < gpus_per_node; ++j) out.emplace_back(n, j);
+    return out;
+  }
   // The GPUs of one role (its nodes x gpus_per_node).
   int gpus_of(NodeRole role) const { return static_cast<int>(nodes_of(role).size()) * gpus_per_node; }
   // The nodes of one role, in platform order.

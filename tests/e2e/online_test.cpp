@@ -63,6 +63,19 @@ BreakdownCase breakdown_case() {
   return c;
 }
 
+// The hand-computed phase times both cases below use, every term read from the case files:
+//   p0: a first turn's prefill (no hit), 2 x miss0 x kv over the CNIC;
+//   R:  the second turn's storage read alone on the SNIC;
+//   P1: the second turn's prefill: its hit loaded over the CNIC, then hit + miss pushed over it.
+struct PhaseTimes {
+  double p0, R, P1;
+};
+PhaseTimes phase_times(const BreakdownCase& c) {
+  return {2 * c.miss0 * c.kv / c.C,                                 // 0.02 s
+          c.hit1 * c.kv / c.S,                                      // 0.5001 s
+          c.hit1 * c.kv / c.C + (c.hit1 + c.miss1) * c.kv / c.C};  // 0.022004 s
+}
+
 struct Breakdown {
   double queue = 0, read = 0, prefill = 0, ttft = 0;  // means over the 4 turns, s
 };
@@ -105,10 +118,8 @@ TEST_CASE("Online: arrival rate -> more agents per second raise the TTFT", "[e2e
 
 TEST_CASE("TTFT breakdown: two reads behind one read lane -> the second waits a whole read in queue",
           "[e2e]") {
-  const BreakdownCase c = breakdown_case();
-  const double p0 = 2 * c.miss0 * c.kv / c.C;                               // 0.02 s
-  const double R = c.hit1 * c.kv / c.S;                                     // 0.5001 s
-  const double P1 = c.hit1 * c.kv / c.C + (c.hit1 + c.miss1) * c.kv / c.C;  // 0.022004 s
+  const PhaseTimes t = phase_times(breakdown_case());
+  const double p0 = t.p0, R = t.R, P1 = t.P1;
   // sim.read_depth = 1: agent 0 reads over [t0, t0 + R] while agent 1's read waits in the node's queue,
   // then reads over [t0 + R, t0 + 2R]; each prefills alone as soon as its read ends (P1).
   //   turn:    a0.0  a1.0  a0.1  a1.1
@@ -127,10 +138,8 @@ TEST_CASE("TTFT breakdown: two reads behind one read lane -> the second waits a 
 
 TEST_CASE("TTFT breakdown: two reads sharing one SNIC -> each read takes twice as long, nothing queues",
           "[e2e]") {
-  const BreakdownCase c = breakdown_case();
-  const double p0 = 2 * c.miss0 * c.kv / c.C;                               // 0.02 s
-  const double R = c.hit1 * c.kv / c.S;                                     // 0.5001 s
-  const double P1 = c.hit1 * c.kv / c.C + (c.hit1 + c.miss1) * c.kv / c.C;  // 0.022004 s
+  const PhaseTimes t = phase_times(breakdown_case());
+  const double p0 = t.p0, R = t.R, P1 = t.P1;
   // sim.read_depth = 2: both reads run at once at S/2 each over [t0, t0 + 2R]; both requests are then
   // ready together and share one pass, whose load and push carry twice the bytes: 2 P1.
   //   turn:    a0.0  a1.0  a0.1  a1.1
