@@ -1,5 +1,5 @@
 // SIGINT / SIGTERM during a run: the first one asks the simulation to stop at its next check (every
-// kInterruptCheckS of simulated time, Cluster::start), after which the results so far are written,
+// kInterruptCheckS of simulated time, control/watchdog.cpp), after which the results so far are written,
 // marked "complete": false with summary.stopped_by = "SIGINT" | "SIGTERM". A second signal kills the
 // process at once (the handler restores the default action).
 #pragma once

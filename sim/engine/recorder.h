@@ -31,9 +31,9 @@ struct Recorder {
   double hbm_waiting_byte_s = 0;
   double hbm_decoding_byte_s = 0;
   size_t peak_in_flight = 0;
-  int64_t compute_activities = 0;  // PE forward-pass layer groups simulated (one timed activity each)
+  int64_t compute_activities = 0;  // GPU executions run to their end (prefill passes, single decode steps)
   int64_t decode_plans = 0;        // decode batch plans (one timed activity each)
-  int64_t timed_activities = 0;    // every timed activity (compute, decode plans, persist and fetch waits)
+  int64_t timed_activities = 0;    // every timed activity (executions, decode plans, persist and fetch waits)
   int timed_in_flight = 0;         // timed activities in progress
   size_t peak_activities = 0;      // max of transfers + timed activities in flight
   // Per forward pass of a DP-attention group of more than one GPU: (start time, max/avg attention time
