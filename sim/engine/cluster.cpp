@@ -13,24 +13,25 @@ std::vector<int> engine_nodes(const platform::PlatformHandles& h, platform::Node
   return out;
 }
 
-double de_hbm_kv(const config::ScenarioConfig& sc, const platform::PlatformHandles& h) {
-  return cost::hbm_kv_bytes_per_gpu(
-      sc.model, sc.hardware, cost::weight_shards_for_role(sc.model, h.gpus_of(platform::NodeRole::kDecode)));
-}
-
 }  // namespace
+
+Cluster::Sizes::Sizes(const config::ScenarioConfig& sc, const platform::PlatformHandles& h)
+    : kv_token(cost::kv_bytes_per_token(sc.model)),
+      kv_token_layer(cost::kv_bytes_per_token_layer(sc.model)),
+      de_hbm_kv(cost::hbm_kv_bytes_per_gpu(
+          sc.model, sc.hardware,
+          cost::weight_shards_for_role(sc.model, h.gpus_of(platform::NodeRole::kDecode)))) {}
 
 Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandles& h,
                  const std::vector<workload::Agent>& agents,
                  std::unique_ptr<policy::SchedulerPolicy> scheduler,
                  std::unique_ptr<policy::ReadPathPolicy> read_path, Recorder& recorder,
                  transport::Transport& t, metrics::Timeline* timeline)
-    : loads_(engine_nodes(h, platform::NodeRole::kPrefill), engine_nodes(h, platform::NodeRole::kDecode),
-             static_cast<int>(h.nodes.size()), de_hbm_kv(sc, h)),
-      buffers_(static_cast<int>(h.nodes.size()), sc.cluster.dram_buffer_bytes,
-               cost::kv_bytes_per_token(sc.model)),
-      hbm_(loads_, static_cast<int>(engine_nodes(h, platform::NodeRole::kDecode).size()), de_hbm_kv(sc, h),
-           cost::kv_bytes_per_token(sc.model)),
+    : sizes_(sc, h),
+      loads_(engine_nodes(h, platform::NodeRole::kPrefill), engine_nodes(h, platform::NodeRole::kDecode),
+             static_cast<int>(h.nodes.size()), sizes_.de_hbm_kv),
+      buffers_(static_cast<int>(h.nodes.size()), sc.cluster.dram_buffer_bytes, sizes_.kv_token),
+      hbm_(loads_, h.gpus_of(platform::NodeRole::kDecode), sizes_.de_hbm_kv, sizes_.kv_token),
       storage_(h, t),
       gpu_(recorder, t),
       ctx_{sc,
@@ -44,15 +45,13 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
            storage_,
            gpu_,
            recorder,
-           cost::kv_bytes_per_token(sc.model),
-           cost::kv_bytes_per_token_layer(sc.model),
+           sizes_.kv_token,
+           sizes_.kv_token_layer,
            timeline},
       reader_(ctx_),
       prefill_(ctx_),
       decode_(ctx_),
-      dispatcher_(ctx_, std::move(scheduler), std::move(read_path),
-                  engine_nodes(h, platform::NodeRole::kPrefill),
-                  engine_nodes(h, platform::NodeRole::kDecode)),
+      dispatcher_(ctx_, std::move(scheduler), std::move(read_path)),
       driver_(ctx_, agents, dispatcher_),
       stop_rules_(sc, driver_.ttft_log(), run_),
       watchdog_(ctx_) {

@@ -39,7 +39,6 @@ class Cluster {
   void start();
 
   const control::RunControl& run() const { return run_; }
-  const control::Driver& driver() const { return driver_; }
   const std::vector<PrefillEngineState>& pes() const { return prefill_.engines(); }
   const std::vector<DecodeEngineState>& des() const { return decode_.engines(); }
   const resources::BufferPool& buffers() const { return buffers_; }
@@ -47,6 +46,14 @@ class Cluster {
   double kv_bytes_per_token() const { return ctx_.kv_token; }
 
  private:
+  // Sizes every piece is built with, computed once.
+  struct Sizes {
+    Sizes(const config::ScenarioConfig& sc, const platform::PlatformHandles& h);
+    double kv_token;        // KV bytes per token, all layers
+    double kv_token_layer;  // KV bytes per token per layer
+    double de_hbm_kv;       // a DE GPU's HBM for KV (the decode role's weight shards)
+  };
+  const Sizes sizes_;
   control::RunControl run_;
   RequestStore requests_;
   LoadBook loads_;

@@ -49,9 +49,6 @@ class DecodeService {
 
   const std::vector<DecodeEngineState>& engines() const { return des_; }
   const DecodeEngineState& engine(int de) const { return des_[de]; }
-  // The decode role's weight shards (cost::weight_shards_for_role): what sizes DE HBM and what a decode
-  // step reads.
-  int weight_shards() const { return shards_; }
 
  private:
   void loader(int de);

@@ -17,8 +17,7 @@ constexpr size_t kFetchWindow = 512;  // requests from a queue's head offered to
 }
 
 Dispatcher::Dispatcher(EngineContext& ctx, std::unique_ptr<policy::SchedulerPolicy> scheduler,
-                       std::unique_ptr<policy::ReadPathPolicy> read_path, const std::vector<int>& pe_nodes,
-                       const std::vector<int>& de_nodes)
+                       std::unique_ptr<policy::ReadPathPolicy> read_path)
     : c_(ctx), scheduler_(std::move(scheduler)), read_path_(std::move(read_path)) {
   // Scheduling groups (DualPath §6.1: all engines of a node are in one group). PE groups: runs of
   // policy.pe_group_nodes prefill nodes (0 = one group of every PE, as in the paper's Fig. 5, where one
@@ -28,6 +27,11 @@ Dispatcher::Dispatcher(EngineContext& ctx, std::unique_ptr<policy::SchedulerPoli
   const auto decode_nodes = c_.h.nodes_of(platform::NodeRole::kDecode);
   const int pe_span =
       c_.sc.policy.pe_group_nodes > 0 ? c_.sc.policy.pe_group_nodes : static_cast<int>(prefill_nodes.size());
+  auto nodes_of = [](const std::vector<policy::EngineLoad>& engines) {
+    std::vector<int> out;
+    for (const auto& e : engines) out.push_back(e.node);
+    return out;
+  };
   auto group_by = [](const std::vector<int>& engine_nodes, const std::vector<int>& role_nodes, int span,
                      std::vector<std::vector<int>>& groups, std::vector<int>& group_of,
                      std::vector<int>& group_node) {
@@ -43,8 +47,8 @@ Dispatcher::Dispatcher(EngineContext& ctx, std::unique_ptr<policy::SchedulerPoli
       group_of.push_back(g);
     }
   };
-  group_by(pe_nodes, prefill_nodes, pe_span, pe_groups_, pe_group_of_, pe_group_node_);
-  group_by(de_nodes, decode_nodes, 1, de_groups_, de_group_of_, de_group_node_);
+  group_by(nodes_of(c_.loads.view().pes), prefill_nodes, pe_span, pe_groups_, pe_group_of_, pe_group_node_);
+  group_by(nodes_of(c_.loads.view().des), decode_nodes, 1, de_groups_, de_group_of_, de_group_node_);
   de_private_.resize(de_groups_.size());
   de_private_tok_.assign(de_groups_.size(), 0.0);
   pe_dirty_.assign(pe_groups_.size(), 0);

@@ -28,10 +28,9 @@ class ReaderService;
 
 class Dispatcher {
  public:
-  // `pe_nodes[i]`, `de_nodes[i]`: the nodes of PE i and DE i.
+  // The engines and their nodes are the LoadBook's.
   Dispatcher(EngineContext& ctx, std::unique_ptr<policy::SchedulerPolicy> scheduler,
-             std::unique_ptr<policy::ReadPathPolicy> read_path, const std::vector<int>& pe_nodes,
-             const std::vector<int>& de_nodes);
+             std::unique_ptr<policy::ReadPathPolicy> read_path);
   void connect(ReaderService* reader, PrefillService* prefill) {
     reader_ = reader;
     prefill_ = prefill;

@@ -51,8 +51,6 @@ class PrefillService {
   void ready(RequestId id);
 
   const std::vector<PrefillEngineState>& engines() const { return pes_; }
-  // PE HBM for KV per GPU (the prefill role's weight shards).
-  double hbm_kv_bytes() const { return hbm_kv_; }
 
  private:
   struct PassItem {
