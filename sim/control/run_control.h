@@ -6,8 +6,9 @@
 //   2. notifications come after the changes they announce (a notify is a simcall: others run during it);
 //   3. after a simcall, nothing read before it is trusted: re-read by id (RequestStore references stay
 //      valid, container positions and copies do not);
-//   4. the mutex exists because SimGrid's condition variables need one: lock_when() takes it, tests the
-//      predicate and waits. It guards the test-then-wait step, not the state.
+//   4. the mutex exists because SimGrid's condition variables need one: lock_when() tests the predicate,
+//      and only if it must wait takes the mutex, tests again and waits. It guards the test-then-wait step,
+//      not the state (a lock and an unlock are two simcalls: a wait that is not needed costs none).
 #pragma once
 
 #include <functional>
@@ -38,14 +39,20 @@ class RunControl {
   // Ends the run because every turn is done (stopped_by "all_turns_done").
   void all_done(double now) { stop("all_turns_done", now); }
 
-  // Locks the mutex, then waits on `cv` while `blocked()` holds and the run is not over, and returns the
-  // held lock (rule 4 above). Callers take their work, then unlock before any transfer or sleep.
+  // Waits on `cv` while `blocked()` holds and the run is not over (rule 4 above), and returns the lock,
+  // held only if it had to wait: the caller's stretch from the test on is atomic either way (rule 1).
+  // Callers take their work, then release() the lock before any transfer or sleep.
   template <class Blocked>
   std::unique_lock<simgrid::s4u::Mutex> lock_when(const simgrid::s4u::ConditionVariablePtr& cv,
                                                   Blocked blocked) {
-    std::unique_lock<simgrid::s4u::Mutex> lock(*mutex_);
+    std::unique_lock<simgrid::s4u::Mutex> lock(*mutex_, std::defer_lock);
+    if (finished_ || !blocked()) return lock;
+    lock.lock();  // a simcall: others may change the state meanwhile, so the test is made again
     while (!finished_ && blocked()) cv->wait(lock);
     return lock;
+  }
+  static void release(std::unique_lock<simgrid::s4u::Mutex>& lock) {
+    if (lock.owns_lock()) lock.unlock();
   }
   simgrid::s4u::Mutex& mutex() { return *mutex_; }
 

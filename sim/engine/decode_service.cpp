@@ -110,7 +110,7 @@ void DecodeService::loader(int de_id) {
     de.waiting.erase(de.waiting.begin() + pick);
     Request& r = c_.requests[id];
     if (!r.hbm_reserved) c_.hbm.allocate(r, de_id, now());  // a queued scheduler promised it already
-    lock.unlock();
+    c_.run.release(lock);
     const Status st = c_.transport.send(buf, gpu, wire_bytes(r, (r.hit + r.miss) * c_.kv_token));  // H2D
     SIM_CHECK(st.is_ok(), "H2D on DE {}: {}", de_id, st.message());
     c_.buffers.release(r, de.node, false);
@@ -208,7 +208,7 @@ void DecodeService::persist_loop(int de_id) {
     if (de.persist_gpu_bytes + de.persist_dram_bytes < 1) return;
     const double gpu_bytes = de.persist_gpu_bytes, dram_bytes = de.persist_dram_bytes;
     de.persist_gpu_bytes = de.persist_dram_bytes = 0;
-    lock.unlock();
+    c_.run.release(lock);
     const double t0 = now();
     Status st = c_.transport.send(n.gpus[de.gpu], n.bufs[de.gpu], gpu_bytes);  // D2H
     if (st.is_ok()) st = c_.storage.persist(de.node, gpu_bytes + dram_bytes);

@@ -155,7 +155,7 @@ void Dispatcher::wait_fetch_tick(int group, int groups) {
 void Dispatcher::pe_fetcher(int g) {
   std::vector<policy::RequestInfo> head;
   while (true) {
-    c_.run.lock_when(pe_fetch_cv_[g], [&]() { return !pe_dirty_[g] || pe_queue_.empty(); }).unlock();
+    c_.run.lock_when(pe_fetch_cv_[g], [&]() { return !pe_dirty_[g] || pe_queue_.empty(); });
     if (c_.run.finished()) return;
     wait_fetch_tick(g, static_cast<int>(pe_groups_.size()));
     std::unique_lock<sg4::Mutex> lock(c_.run.mutex());
@@ -195,7 +195,7 @@ void Dispatcher::de_fetcher(int g) {
   std::vector<policy::RequestInfo> queue;
   std::vector<RequestId> placed;
   while (true) {
-    c_.run.lock_when(de_fetch_cv_[g], [&]() { return !de_dirty_[g]; }).unlock();
+    c_.run.lock_when(de_fetch_cv_[g], [&]() { return !de_dirty_[g]; });
     if (c_.run.finished()) return;
     // DE groups share the tick: phase 1 routes the whole global queue by tokens whichever group drains
     // it, and phase 2 serves only the group's private queue, so their order favours none.

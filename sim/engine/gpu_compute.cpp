@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
+#include <simgrid/simix.hpp>
 
 #include "sim/core/check.h"
 
@@ -22,11 +23,7 @@ void started(Recorder& rec, const transport::Transport& t) {
 
 double GpuCompute::run_one(sg4::Host* host, double work) {
   if (work <= 0) return 0;
-  sg4::ExecPtr e = sg4::Exec::init();
-  e->set_flops_amount(work);
-  e->set_host(host);
-  e->start();
-  started(rec_, t_);
+  sg4::ExecPtr e = start(host, work);
   rec_.compute_activities++;
   e->wait();
   rec_.timed_in_flight--;
@@ -49,12 +46,16 @@ void GpuCompute::start_all(const std::vector<sg4::Host*>& hosts, const std::vect
                            std::vector<sg4::ExecPtr>& running) {
   SIM_CHECK(hosts.size() == work.size(), "GPU work for {} hosts, {} plans", hosts.size(), work.size());
   running.clear();
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    if (work[i] <= 0) continue;
-    running.push_back(sg4::Exec::init());
-    running.back()->set_flops_amount(work[i]);
-    running.back()->set_host(hosts[i]);
-    running.back()->start();
+  // One simcall starts them all: inside it the code runs in SimGrid's kernel, where each start is a plain
+  // call instead of a simcall of its own (the executions start at the same instant either way).
+  simgrid::kernel::actor::simcall_answered([&]() {
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      if (work[i] <= 0) continue;
+      running.push_back(sg4::Exec::init());
+      running.back()->set_flops_amount(work[i])->set_host(hosts[i])->start();
+    }
+  });
+  for (size_t k = 0; k < running.size(); ++k) {
     started(rec_, t_);
     rec_.compute_activities++;
   }
@@ -63,10 +64,29 @@ void GpuCompute::start_all(const std::vector<sg4::Host*>& hosts, const std::vect
 void GpuCompute::wait_all(std::vector<sg4::ExecPtr>& execs, const std::vector<sg4::Host*>& hosts,
                           const std::vector<double>& work, std::vector<double>& busy_s) {
   SIM_CHECK(busy_s.size() == work.size(), "busy times for {} hosts, {} plans", busy_s.size(), work.size());
-  for (auto& e : execs) {
-    e->wait();
-    rec_.timed_in_flight--;
+  // Wait for the one expected last (its work over its host's speed); when it is done the others usually
+  // are too, and one simcall checks them all instead of a wait each. One on a host slowed meanwhile is
+  // waited for.
+  size_t last = 0;
+  double last_end = -1;
+  for (size_t i = 0, k = 0; i < hosts.size(); ++i) {
+    if (work[i] <= 0) continue;
+    const double end = work[i] / hosts[i]->get_speed();
+    if (end > last_end) {
+      last_end = end;
+      last = k;
+    }
+    ++k;
   }
+  if (!execs.empty()) execs[last]->wait();
+  const bool all_done = simgrid::kernel::actor::simcall_answered([&]() {
+    for (const auto& e : execs)
+      if (e->get_remaining() > 0) return false;
+    return true;
+  });
+  if (!all_done)
+    for (auto& e : execs) e->wait();
+  rec_.timed_in_flight -= static_cast<int>(execs.size());
   execs.clear();
   // Alone on its host, an execution runs at the host's speed: its work over that speed is its busy time.
   for (size_t i = 0; i < hosts.size(); ++i)
@@ -75,9 +95,8 @@ void GpuCompute::wait_all(std::vector<sg4::ExecPtr>& execs, const std::vector<sg
 
 sg4::ExecPtr GpuCompute::start(sg4::Host* host, double work) {
   sg4::ExecPtr plan = sg4::Exec::init();
-  plan->set_flops_amount(work);
-  plan->set_host(host);
-  plan->start();
+  // Sized, placed and started in one simcall (each setter would be a simcall of its own).
+  simgrid::kernel::actor::simcall_answered([&]() { plan->set_flops_amount(work)->set_host(host)->start(); });
   started(rec_, t_);
   return plan;
 }

@@ -191,7 +191,7 @@ void PrefillService::pass_loop(int group) {
       batches[i].clear();
       form_batch(pes_[members[i]], batches[i], chunks[i]);
     }
-    lock.unlock();
+    c_.run.release(lock);
 
     const double now0 = now();
     const cost::PassPlan plan = cost::prefill_pass(m, c_.sc.hardware, chunks);

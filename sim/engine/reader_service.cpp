@@ -63,7 +63,7 @@ void ReaderService::lane(int node) {
       queues_[deferred_node].emplace_back(id, q.deferred_de_bytes);
       q.deferred_de_bytes = 0;
     }
-    lock.unlock();
+    c_.run.release(lock);
     if (deferred_node >= 0) c_.buffers.room(deferred_node)->notify_all();
     const double t0 = now();
     const Status st = c_.storage.read(node, bytes);
