@@ -193,9 +193,11 @@ void DecodeService::decode_loop(int de_id) {
         still.push_back(id);
       }
     }
+    const bool ended = still.size() < de.batch.size();
     de.batch.swap(still);
     queue_persist(de, persist_bytes, 0);
-    de.cv_loader->notify_all();
+    // The loader waits for HBM or for the DE to empty: only a turn that ended changes either.
+    if (ended) de.cv_loader->notify_all();
   }
 }
 
