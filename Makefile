@@ -2,7 +2,7 @@
 BUILD   ?= build
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 SCENARIO ?= scenarios/paper/ds660b-64k.json
-PKGS    := libsimgrid-dev nlohmann-json3-dev libcli11-dev catch2 libfmt-dev python3-matplotlib \
+PKGS    := libsimgrid-dev nlohmann-json3-dev libcli11-dev catch2 libfmt-dev libtcmalloc-minimal4 python3-matplotlib \
            cmake g++ make pkg-config
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
