@@ -3,7 +3,14 @@
 
 #include "sim/cli/commands.h"
 
+// tcmalloc's C interface, when the build links it (CMakeLists.txt, DPSIM_TCMALLOC); null otherwise.
+extern "C" int MallocExtension_SetNumericProperty(const char* property, size_t value) __attribute__((weak));
+
 int main(int argc, char** argv) {
+  // Freed memory goes back to the system at once instead of staying in tcmalloc's caches: without it the
+  // peak memory of a 48P96D run grows from 0.77 GB (glibc) to 1.15 GB.
+  if (MallocExtension_SetNumericProperty != nullptr)
+    MallocExtension_SetNumericProperty("tcmalloc.aggressive_memory_decommit", 1);
   CLI::App app{
       "dpsim: a discrete-event simulator of PD-disaggregated LLM inference with storage-loaded KV cache"};
   app.require_subcommand(1);
