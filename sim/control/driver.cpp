@@ -156,9 +156,11 @@ void Driver::turn_done(engine::RequestId id, double t_done) {
   engine::TurnSample s;
   s.ttft = static_cast<float>(r.t_first - r.t_issue);
   if (r.gen > 1) {
-    s.ttst = static_cast<float>(r.t_second - r.t_issue);
+    // TTST: the gap from the first token to the second (the prefill-to-decode handoff: HBM allocation,
+    // H2D, the first decode step), as the paper uses it; TTFT is the time to the first.
+    s.ttst = static_cast<float>(r.t_second - r.t_first);
     // TPOT: the time per token once decoding runs (from the second token on); the gap between the first
-    // and the second token (HBM allocation, H2D) is in TTST. A two-token turn has only that gap.
+    // and the second token is TTST. A two-token turn has only that gap.
     s.tpot = static_cast<float>(r.gen > 2 ? (r.t_done - r.t_second) / (r.gen - 2) : r.t_second - r.t_first);
     s.alloc = static_cast<float>(r.t_decode_join - r.t_first);
   }

@@ -9,7 +9,7 @@ namespace sim::engine {
 
 struct TurnSample {
   float ttft = 0;     // first token - issue
-  float ttst = -1;    // second token - issue (-1: one-token turn)
+  float ttst = -1;    // second token - first token (-1: one-token turn)
   float tpot = -1;    // (done - first) / (gen - 1) (-1: one-token turn)
   float queue = 0;    // issue -> KV ready, minus the read itself (scheduling + read queueing)
   float read = 0;     // storage read time
