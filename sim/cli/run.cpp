@@ -274,7 +274,8 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   xbt_log_control_set("root.thresh:critical");
   // After the engine, which installs its own SIGINT handler (it exits at once); ours stops the run cleanly.
   engine::install_stop_handlers();
-  const auto h = platform::build_platform(sc.hardware, sc.cluster.prefill_nodes, sc.cluster.decode_nodes);
+  const auto h = platform::build_platform(sc.hardware, sc.cluster.prefill_nodes, sc.cluster.decode_nodes,
+                                          sc.network.qos == "priority");
   engine::Recorder rec;
   rec.turns.reserve(static_cast<size_t>(totals.turns));
   transport::Transport transport(h);

@@ -41,6 +41,12 @@ StatusOr<HardwareSpec> from_json(const StatusOr<nlohmann::json>& doc, const std:
     hw.storage_bw_per_node_Bps = s.non_negative("bw_per_node_Bps", def.storage_bw_per_node_Bps);
     hw.storage_efficiency = s.fraction("efficiency", def.storage_efficiency);
   });
+  r.object("qos", [&](JsonReader& q) {
+    // Relative weights; their ratio sets the QoS tags' latency (platform/builder.cpp), which stays small
+    // (at most 20 us per transfer) for ratios up to 1000.
+    hw.qos_weight_collective = q.number("weight_collective", def.qos_weight_collective, 1, 1000);
+    hw.qos_weight_kv = q.number("weight_kv", def.qos_weight_kv, 1, 1000);
+  });
   SIM_RETURN_IF_ERROR(r.finish());
   return hw;
 }

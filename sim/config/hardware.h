@@ -26,6 +26,11 @@ struct HardwareSpec {
   double storage_bw_per_node_Bps = 0;
   // Fraction of the SNIC line rate that storage reads achieve (calibrated; see the file's notes).
   double storage_efficiency = 1.0;
+  // Bandwidth weights of the two traffic classes under network.qos = priority (DESIGN.md, "Two traffic
+  // classes share the CNICs"): while both are active on a link they share it in this ratio; either alone
+  // takes the whole link.
+  double qos_weight_collective = 99;
+  double qos_weight_kv = 1;
 
   double s() const { return snic_bw_Bps / cnic_bw_Bps; }
 };

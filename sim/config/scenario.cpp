@@ -111,6 +111,11 @@ void read_sim(JsonReader& r, SimConfig& s) {
   s.progress = r.boolean("progress", def.progress);
 }
 
+void read_network(JsonReader& r, NetworkConfig& n) {
+  const NetworkConfig def;
+  n.qos = r.one_of("qos", def.qos, {"none", "priority"});
+}
+
 void read_outputs(JsonReader& r, OutputConfig& o) {
   const OutputConfig def;
   o.results = r.string("results", def.results);
@@ -212,6 +217,7 @@ Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& 
   r.object("slo", [&](JsonReader& s) { read_slo(s, sc.slo); });
   r.object("policy", [&](JsonReader& p) { read_policy(p, sc.policy); });
   r.object("sim", [&](JsonReader& s) { read_sim(s, sc.sim); });
+  r.object("network", [&](JsonReader& n) { read_network(n, sc.network); });
   r.object("outputs", [&](JsonReader& o) { read_outputs(o, sc.outputs); });
   sc.seed = static_cast<uint64_t>(r.integer("seed", static_cast<int64_t>(ScenarioConfig().seed), 0));
   read_expect(r, sc.expect);
@@ -261,6 +267,14 @@ Status cross_check(const ScenarioConfig& sc) {
     return Status::error(
         fmt::format("{}: sim.layer_group: expected an integer in [0, {}] (the layers of {}), got {}", sc.file,
                     m.layers, sc.model_file, sc.sim.layer_group));
+  }
+  // Class weights ride on the routes' latencies (platform/builder.cpp): a link latency of its own would
+  // add to them and bend the weights.
+  if (sc.network.qos == "priority" && hw.link_latency_s > 0) {
+    return Status::error(fmt::format(
+        "{}: network.qos: \"priority\" needs bandwidth-only links, but {} sets link_latency_s = {:g} "
+        "(expected 0, or network.qos \"none\")",
+        sc.file, sc.hardware_file, hw.link_latency_s));
   }
   return Status::ok();
 }
@@ -314,6 +328,7 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
               {"persist_interval_s", sc.sim.persist_interval_s},
               {"time_limit_s", sc.sim.time_limit_s},
               {"progress", sc.sim.progress}};
+  j["network"] = {{"qos", sc.network.qos}};
   j["outputs"] = {{"results", sc.outputs.results},
                   {"timeseries_interval_s", sc.outputs.timeseries_interval_s},
                   {"window_s", sc.outputs.window_s},

@@ -84,6 +84,13 @@ struct SimConfig {
   bool progress = true;
 };
 
+// How the CNICs share bandwidth between the traffic classes (DESIGN.md, "Two traffic classes share the
+// CNICs"): "none" = max-min fair between all flows; "priority" = weighted by class, with the hardware's
+// qos weights (the paper's InfiniBand virtual lanes).
+struct NetworkConfig {
+  std::string qos = "none";
+};
+
 struct OutputConfig {
   std::string results;                // results JSON path ("" = out/<scenario>.json)
   double timeseries_interval_s = 10;  // 0 = no time series
@@ -110,6 +117,7 @@ struct ScenarioConfig {
   SloConfig slo;
   PolicyConfig policy;
   SimConfig sim;
+  NetworkConfig network;
   OutputConfig outputs;
   uint64_t seed = 1;
   nlohmann::json resolved;  // the scenario with every default filled in (file references as written)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <simgrid/s4u.hpp>
 
 namespace sim::platform {
@@ -26,9 +27,44 @@ void route(sg4::NetZone* zone, sg4::Host* host, const std::vector<sg4::LinkInRou
   zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, up, true);
 }
 
+// Class weights through SimGrid's own max-min solver. CM02 gives each flow a sharing penalty equal to its
+// route's latency, and the solver divides a flow's share by it (a weighted max-min). A QoS tag is a link
+// of unbounded bandwidth whose latency is the class's penalty: every route crosses two tags (its source's
+// and its destination's), so a KV flow and a collective flow on one link share it as the classes'
+// weights, and a flow alone still takes the whole link. The price is the tags' latency before a flow's
+// first byte: 2 x kTagUnitS x (largest weight / the class's weight), 20 ns for the collectives and about
+// 2 us for KV at 99:1. kTagUnitS stays 10x above SimGrid's time precision (1e-9 s).
+constexpr double kTagUnitS = 1e-8;
+constexpr double kTagBandwidthBps = 1e18;
+
+class QosTags {
+ public:
+  QosTags(const config::HardwareSpec& hw, bool on)
+      : on_(on),
+        kv_s_(kTagUnitS * std::max(hw.qos_weight_kv, hw.qos_weight_collective) / hw.qos_weight_kv),
+        collective_s_(kTagUnitS * std::max(hw.qos_weight_kv, hw.qos_weight_collective) /
+                      hw.qos_weight_collective) {}
+  bool on() const { return on_; }
+  // `up` with the host's tag in front (unchanged without QoS).
+  std::vector<sg4::LinkInRoute> tagged(sg4::NetZone* zone, PlatformHandles& h, const std::string& host,
+                                       std::vector<sg4::LinkInRoute> up, bool collective) const {
+    if (!on_) return up;
+    auto* tag = zone->create_link(host + ".qos", kTagBandwidthBps);
+    tag->set_latency(collective ? collective_s_ : kv_s_)->seal();
+    h.qos_tags.push_back(tag);
+    up.insert(up.begin(), sg4::LinkInRoute(tag));
+    return up;
+  }
+
+ private:
+  bool on_;
+  double kv_s_, collective_s_;
+};
+
 }  // namespace
 
-PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes, int decode_nodes) {
+PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes, int decode_nodes,
+                               bool class_weights) {
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e18");  // no window cap on RDMA-like flows
@@ -42,6 +78,7 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
   h.decode_nodes = decode_nodes;
   h.gpus_per_node = hw.gpus_per_node;
   const double lat = hw.link_latency_s;
+  const QosTags qos(hw, class_weights);
   auto* zone = sg4::create_star_zone("cluster");
 
   for (int n = 0; n < prefill_nodes + decode_nodes; ++n) {
@@ -55,7 +92,7 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
     auto* snic = duplex(zone, h, p + ".snic", hw.snic_bw_Bps, lat, ResourceClass::kSnic, "in", "out", n, -1);
 
     node.dram = zone->create_host(p + ".dram", 1.0)->seal();
-    route(zone, node.dram, {sg4::LinkInRoute(dram)});
+    route(zone, node.dram, qos.tagged(zone, h, p + ".dram", {sg4::LinkInRoute(dram)}, false));
     node.storage = zone->create_host(p + ".storage", 1.0)->seal();
     std::vector<sg4::LinkInRoute> storage_up;
     // The storage backend behind the SNIC: an explicit per-node bandwidth, or the SNIC rate scaled by the
@@ -69,7 +106,7 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
       storage_up.emplace_back(backend, Dir::UP);
     }
     storage_up.emplace_back(snic, Dir::UP);
-    route(zone, node.storage, storage_up);
+    route(zone, node.storage, qos.tagged(zone, h, p + ".storage", storage_up, false));
 
     for (int j = 0; j < hw.gpus_per_node; ++j) {
       const std::string q = fmt::format("{}.g{}", p, j);
@@ -91,8 +128,13 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
       }
       gpu_up.emplace_back(cnic, Dir::UP);
       buf_up.emplace_back(cnic, Dir::UP);
-      route(zone, gpu, gpu_up);
-      route(zone, buf, buf_up);
+      route(zone, gpu, qos.tagged(zone, h, q, gpu_up, false));
+      route(zone, buf, qos.tagged(zone, h, q + ".buf", buf_up, false));
+      if (qos.on()) {  // the GPU's collective endpoint: the GPU's links, the collectives' tag
+        auto* ep = zone->create_host(q + ".ep", 1.0)->seal();
+        route(zone, ep, qos.tagged(zone, h, q + ".ep", gpu_up, true));
+        node.eps.push_back(ep);
+      }
       node.gpus.push_back(gpu);
       node.bufs.push_back(buf);
     }

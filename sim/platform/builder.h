@@ -7,8 +7,11 @@
 namespace sim::platform {
 
 // Sets the network model for exact byte and time accounting (CM02, no cross-traffic, raised TCP gamma),
-// creates the zone, hosts and links, and seals the platform.
-// REQUIRES: a simgrid::s4u::Engine exists and no platform was loaded yet; prefill_nodes, decode_nodes >= 1.
-PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes, int decode_nodes);
+// creates the zone, hosts and links, and seals the platform. With `class_weights` (network.qos =
+// priority) the traffic classes share links by the hardware's qos weights (handles.h).
+// REQUIRES: a simgrid::s4u::Engine exists and no platform was loaded yet; prefill_nodes, decode_nodes >= 1;
+// with class_weights, hw.link_latency_s == 0 (checked by the scenario loader).
+PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes, int decode_nodes,
+                               bool class_weights = false);
 
 }  // namespace sim::platform

@@ -10,6 +10,11 @@
 // so storage read = store->dram, H2D = buf_j->gpu_j, D2H = gpu_j->buf_j, GPU A -> DRAM B = gpuA->bufB_j,
 // DRAM B -> GPU A = bufB_j->gpuA, persist = dram->store. With PCIe modelled, gpu_j's routes start with the
 // GPU's PCIe link and buf_j's with the host PCIe link of switch j. The compute fabric is non-blocking.
+//
+// Traffic classes under network.qos = priority (builder.cpp): each GPU has a second host, its collective
+// endpoint `ep` (n, j), with the GPU's own routes, and every host's route starts with a private QoS tag: a
+// link of unbounded bandwidth whose latency carries its class's weight. The model's collectives run
+// ep -> ep, KV traffic between the hosts above. Tags are not resources: they are in `qos_tags`, not `links`.
 #pragma once
 
 #include <string>
@@ -42,6 +47,7 @@ struct NodeHandles {
   std::vector<simgrid::s4u::Host*> bufs;  // g DRAM endpoints, one behind each CNIC
   simgrid::s4u::Host* dram = nullptr;     // DRAM endpoint behind the SNIC
   simgrid::s4u::Host* storage = nullptr;  // the storage side of this node
+  std::vector<simgrid::s4u::Host*> eps;   // g collective endpoints (network.qos = priority), else empty
 };
 
 struct PlatformHandles {
@@ -69,7 +75,8 @@ struct PlatformHandles {
   // The host of the control actors (driver, stop rules, watchdog): on no node, so no node's failure or
   // role change takes them along. It has no link: control actors only sleep and notify.
   simgrid::s4u::Host* control = nullptr;
-  std::vector<TrackedLink> links;  // every accounted link direction, in a stable order
+  std::vector<TrackedLink> links;             // every accounted link direction, in a stable order
+  std::vector<simgrid::s4u::Link*> qos_tags;  // the QoS tags (not resources; empty without QoS)
 };
 
 }  // namespace sim::platform

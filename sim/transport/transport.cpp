@@ -15,6 +15,15 @@ namespace sg4 = simgrid::s4u;
 
 Transport::Transport(const platform::PlatformHandles& h) : h_(h) {
   for (size_t i = 0; i < h.links.size(); ++i) link_index_[h.links[i].link] = static_cast<int>(i);
+  qos_tags_.insert(h.qos_tags.begin(), h.qos_tags.end());
+  for (const auto& n : h.nodes)
+    for (size_t j = 0; j < n.eps.size(); ++j) eps_[n.gpus[j]] = n.eps[j];
+}
+
+sg4::Host* Transport::endpoint(sg4::Host* host, TrafficClass c) const {
+  if (c != TrafficClass::kCollective) return host;
+  const auto it = eps_.find(host);
+  return it == eps_.end() ? host : it->second;
 }
 
 const std::vector<int>& Transport::route(sg4::Host* from, sg4::Host* to) {
@@ -25,6 +34,7 @@ const std::vector<int>& Transport::route(sg4::Host* from, sg4::Host* to) {
   from->route_to(to, links, &latency);
   std::vector<int> idx;
   for (const auto* l : links) {
+    if (qos_tags_.count(l) != 0) continue;
     auto li = link_index_.find(l);
     SIM_CHECK(li != link_index_.end(), "link {} of route {} -> {} is not accounted", l->get_name(),
               from->get_name(), to->get_name());
@@ -37,6 +47,8 @@ const std::vector<int>& Transport::route(sg4::Host* from, sg4::Host* to) {
 
 Transport::Handle Transport::start(sg4::Host* from, sg4::Host* to, double bytes, TrafficClass c,
                                    double max_rate_Bps) {
+  from = endpoint(from, c);
+  to = endpoint(to, c);
   Flow f;
   f.route = &route(from, to);
   f.cls = c;

@@ -9,6 +9,7 @@
 #include <deque>
 #include <simgrid/s4u/Comm.hpp>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,8 @@ class Transport {
 
   // Starts a transfer of `bytes` from `from` to `to` (bytes < 1: nothing is sent, and waiting returns at
   // once). max_rate_Bps > 0 bounds its rate (a SimGrid bound: at most that, less when links are shared).
+  // A collective runs between the GPUs' collective endpoints when the platform has them (network.qos =
+  // priority, platform/handles.h); `from` and `to` name the GPUs either way.
   Handle start(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
                TrafficClass c = TrafficClass::kKv, double max_rate_Bps = -1);
   // Waits for a transfer and reports its last bytes. Call once per handle. An error names the ends.
@@ -71,11 +74,14 @@ class Transport {
     simgrid::s4u::Host* to = nullptr;
   };
   const std::vector<int>& route(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
+  simgrid::s4u::Host* endpoint(simgrid::s4u::Host* host, TrafficClass c) const;
   void report(Flow& f, double done);
 
   const platform::PlatformHandles& h_;
   TransferObserver* observer_ = nullptr;
   std::unordered_map<const simgrid::s4u::Link*, int> link_index_;
+  std::unordered_set<const simgrid::s4u::Link*> qos_tags_;            // crossed, not accounted
+  std::unordered_map<simgrid::s4u::Host*, simgrid::s4u::Host*> eps_;  // GPU -> collective endpoint
   struct EndsHash {
     size_t operator()(const std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>& e) const {
       return std::hash<const void*>()(e.first) * 31 + std::hash<const void*>()(e.second);

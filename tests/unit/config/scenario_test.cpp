@@ -85,8 +85,8 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   const nlohmann::json& r = sc->resolved;
   std::vector<std::string> keys;
   for (auto it = r.begin(); it != r.end(); ++it) keys.push_back(it.key());
-  CHECK(keys == std::vector<std::string>{"cluster", "description", "hardware", "model", "name", "outputs",
-                                         "policy", "seed", "sim", "slo", "workload"});
+  CHECK(keys == std::vector<std::string>{"cluster", "description", "hardware", "model", "name", "network",
+                                         "outputs", "policy", "seed", "sim", "slo", "workload"});
   CHECK(r["hardware"] == "tiny-hw.json");
   CHECK(r["model"] == "tiny-model.json");
   CHECK(r["name"] == "minimal");
@@ -97,6 +97,7 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["policy"]["read_path"] == "dualpath");
   CHECK(r["policy"]["layerwise"] == true);
   CHECK(r["sim"]["read_depth"] == 4);
+  CHECK(r["network"]["qos"] == "none");
   CHECK(r["outputs"]["window_s"] == 1.0);
   CHECK(r["seed"] == 1);
   CHECK(r["policy"].size() == 11);
