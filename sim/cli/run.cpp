@@ -33,6 +33,11 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
+// Bytes of one storage block: a Full Block of policy.persist_block_tokens tokens (storage/read_rate.h).
+double storage_block_bytes(const config::ScenarioConfig& sc) {
+  return sc.policy.persist_block_tokens * cost::kv_bytes_per_token(sc.model);
+}
+
 // balance: DualPath §7.5's two load-balance measures, whole-run and over time.
 //   snic_max_avg        max/avg traffic across the storage NICs per window, averaged over the windows
 //                       with traffic; snic_max_avg_series: the same per series interval
@@ -275,7 +280,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   // After the engine, which installs its own SIGINT handler (it exits at once); ours stops the run cleanly.
   engine::install_stop_handlers();
   const auto h = platform::build_platform(sc.hardware, sc.cluster.prefill_nodes, sc.cluster.decode_nodes,
-                                          sc.network.qos == "priority");
+                                          sc.network.qos == "priority", storage_block_bytes(sc));
   engine::Recorder rec;
   rec.turns.reserve(static_cast<size_t>(totals.turns));
   transport::Transport transport(h);

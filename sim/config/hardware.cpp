@@ -31,7 +31,20 @@ StatusOr<HardwareSpec> from_json(const StatusOr<nlohmann::json>& doc, const std:
     hw.gpu_flops = g.positive("flops", def.gpu_flops);
     hw.gpu_hbm_bytes = g.positive("hbm_bytes", def.gpu_hbm_bytes);
     hw.gpu_hbm_bw_Bps = g.positive("hbm_bw_Bps", def.gpu_hbm_bw_Bps);
+    hw.gpu_bf16_flops = g.non_negative("bf16_flops", def.gpu_bf16_flops);
   });
+  r.object("kernels", [&](JsonReader& k) {
+    hw.k_prefill_attention = k.fraction("prefill_attention", def.k_prefill_attention);
+    hw.k_decode_attention = k.fraction("decode_attention", def.k_decode_attention);
+    hw.k_indexer = k.fraction("indexer", def.k_indexer);
+    hw.k_gemm = k.fraction("gemm", def.k_gemm);
+    hw.k_gemm_hbm = k.fraction("gemm_hbm", def.k_gemm_hbm);
+    hw.k_attention_hbm = k.fraction("attention_hbm", def.k_attention_hbm);
+    // More than 1 s per layer or per decode step is a unit typo (ms for s).
+    hw.prefill_layer_overhead_s = k.number("prefill_layer_overhead_s", def.prefill_layer_overhead_s, 0, 1.0);
+    hw.decode_step_overhead_s = k.number("decode_step_overhead_s", def.decode_step_overhead_s, 0, 1.0);
+  });
+  r.object("nvlink", [&](JsonReader& n) { hw.nvlink_bw_Bps = n.non_negative("bw_Bps", def.nvlink_bw_Bps); });
   r.object("cnic", [&](JsonReader& c) { hw.cnic_bw_Bps = c.positive("bw_Bps", def.cnic_bw_Bps); });
   r.object("snic", [&](JsonReader& s) { hw.snic_bw_Bps = s.positive("bw_Bps", def.snic_bw_Bps); });
   r.object("dram", [&](JsonReader& d) { hw.dram_bw_Bps = d.positive("bw_Bps", def.dram_bw_Bps); });
@@ -40,6 +53,7 @@ StatusOr<HardwareSpec> from_json(const StatusOr<nlohmann::json>& doc, const std:
   r.object("storage", [&](JsonReader& s) {
     hw.storage_bw_per_node_Bps = s.non_negative("bw_per_node_Bps", def.storage_bw_per_node_Bps);
     hw.storage_efficiency = s.fraction("efficiency", def.storage_efficiency);
+    hw.storage_request_overhead_s = s.number("request_overhead_s", def.storage_request_overhead_s, 0, 1.0);
   });
   r.object("qos", [&](JsonReader& q) {
     // Relative weights; their ratio sets the QoS tags' latency (platform/builder.cpp), which stays small

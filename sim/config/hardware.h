@@ -17,6 +17,20 @@ struct HardwareSpec {
   double gpu_flops = 1.979e15;  // peak dense FLOP/s used by the cost model (FP8 on Hopper)
   double gpu_hbm_bytes = 80e9;  // HBM capacity per GPU
   double gpu_hbm_bw_Bps = 3.35e12;
+  double gpu_bf16_flops = 0;  // peak dense BF16 FLOP/s; 0 = half of gpu_flops (Hopper: 989 vs 1,979 T)
+  // What the kernels reach, as fractions of gpu_flops (FLOPs) or gpu_hbm_bw_Bps (bytes): one set per GPU,
+  // for every model (models/llm/README.md, "Compute").
+  double k_prefill_attention = 0.3234;  // prefill attention incl. the DSA indexer (FlashMLA 640 T)
+  double k_decode_attention = 0.2072;   // decode attention FLOPs (FlashMLA sparse FP8 decode 410 T)
+  double k_indexer = 0.3234;            // the DSA indexer's FLOPs, prefill and decode (no public figure;
+                                        // the default is the prefill attention's)
+  double k_gemm = 0.6468;               // GEMM FLOPs at the model's precision (DeepGEMM grouped 1,280 T)
+  double k_gemm_hbm = 0.7964;           // weight reads of a memory-bound GEMM (DeepGEMM 2,668 GB/s)
+  double k_attention_hbm = 0.8955;      // KV reads of memory-bound attention (FlashMLA 3,000 GB/s)
+  double prefill_layer_overhead_s = 0;  // per layer per forward pass, beyond the kernels' rates
+  double decode_step_overhead_s = 0;    // per decode step, beyond the kernels' rates
+  // NVLink, per GPU per direction: carries the intra-node part of the EP exchange. 0 = not modelled.
+  double nvlink_bw_Bps = 0;
   double cnic_bw_Bps = 50e9;   // B, per direction (split-duplex)
   double snic_bw_Bps = 50e9;   // s·B, per direction (split-duplex)
   double dram_bw_Bps = 500e9;  // M, shared by reads and writes
@@ -24,8 +38,10 @@ struct HardwareSpec {
   double link_latency_s = 0;   // on every modelled link
   // Storage backend (3FS-like) as seen by one node: a per-node bandwidth cap behind the SNIC; 0 = none.
   double storage_bw_per_node_Bps = 0;
-  // Fraction of the SNIC line rate that storage reads achieve (calibrated; see the file's notes).
+  // Fraction of the SNIC line rate that storage reaches on large blocks (sim/storage/read_rate.h).
   double storage_efficiency = 1.0;
+  // Seconds of client and server work per block read or written, beside its bytes; 0 = none.
+  double storage_request_overhead_s = 0;
   // Bandwidth weights of the two traffic classes under network.qos = priority (DESIGN.md, "Two traffic
   // classes share the CNICs"): while both are active on a link they share it in this ratio; either alone
   // takes the whole link.
@@ -33,6 +49,7 @@ struct HardwareSpec {
   double qos_weight_kv = 1;
 
   double s() const { return snic_bw_Bps / cnic_bw_Bps; }
+  double bf16_flops() const { return gpu_bf16_flops > 0 ? gpu_bf16_flops : gpu_flops / 2; }
 };
 
 // Loads and validates a hardware file. Errors name the file and the JSON path.

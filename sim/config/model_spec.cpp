@@ -95,15 +95,27 @@ void read_attention(JsonReader& a, ModelSpec& m, const ModelSpec& def) {
   }
 }
 
-void read_efficiency(JsonReader& e, ModelSpec& m, const ModelSpec& def) {
-  m.peak_flops_factor = e.number("peak_flops_factor", def.peak_flops_factor, 0, 4, false);
-  m.prefill_mfu = e.fraction("prefill_mfu", def.prefill_mfu);
-  m.attention_mfu = e.fraction("attention_mfu", def.attention_mfu);
-  m.decode_mfu = e.fraction("decode_mfu", def.decode_mfu);
-  m.decode_hbm_efficiency = e.fraction("decode_hbm_efficiency", def.decode_hbm_efficiency);
-  // More than 1 s per decode step or per layer is a unit typo (ms for s).
-  m.decode_step_overhead_s = e.number("decode_step_overhead_s", def.decode_step_overhead_s, 0, 1.0);
-  m.prefill_layer_overhead_s = e.number("prefill_layer_overhead_s", def.prefill_layer_overhead_s, 0, 1.0);
+void read_moe(JsonReader& e, ModelSpec& m, const ModelSpec& def) {
+  m.moe_layers = static_cast<int>(e.integer("layers", std::nullopt, 1, 10000));
+  m.routed_experts = static_cast<int>(e.integer("routed_experts", std::nullopt, 1, 1 << 20));
+  m.active_experts = static_cast<int>(e.integer("active_experts", std::nullopt, 1, 1 << 20));
+  m.expert_params = e.number("expert_params", std::nullopt, 0, 1e15, false);
+  m.hidden = e.number("hidden", std::nullopt, 0, 1e9, false);
+  m.max_nodes_per_token =
+      static_cast<int>(e.integer("max_nodes_per_token", def.max_nodes_per_token, 0, 1 << 20));
+  m.dispatch_bytes_per_value =
+      e.number("dispatch_bytes_per_value", def.dispatch_bytes_per_value, 0, 16, false);
+  m.combine_bytes_per_value = e.number("combine_bytes_per_value", def.combine_bytes_per_value, 0, 16, false);
+  if (!e.ok()) return;
+  if (m.active_experts > m.routed_experts)
+    e.fail("active_experts", fmt::format("an integer <= moe.routed_experts ({})", m.routed_experts),
+           e.raw("active_experts"));
+  else if (m.moe_layers > m.layers)
+    e.fail("layers", fmt::format("an integer <= layers ({})", m.layers), e.raw("layers"));
+}
+
+void read_compute(JsonReader& e, ModelSpec& m, const ModelSpec& def) {
+  m.gemm_precision = e.one_of("gemm_precision", def.gemm_precision, {"fp8", "bf16"});
   m.hbm_reserve_bytes = e.non_negative("hbm_reserve_bytes", def.hbm_reserve_bytes);
 }
 
@@ -120,6 +132,17 @@ Status cross_check(const std::string& path, const nlohmann::json& doc, const Mod
         "{}",
         path, g));
   }
+  if (m.moe() && m.routed_params() > m.total_params)
+    return Status::error(fmt::format(
+        "{}: moe.expert_params: expected moe.layers x moe.routed_experts x moe.expert_params <= params.total "
+        "({:g}), got {:g}",
+        path, m.total_params, m.routed_params()));
+  if (m.moe() && m.routed_active_params() > m.active_params)
+    return Status::error(
+        fmt::format("{}: moe.expert_params: expected moe.layers x moe.active_experts x moe.expert_params <= "
+                    "params.active "
+                    "({:g}), got {:g}",
+                    path, m.active_params, m.routed_active_params()));
   if (!m.sparse() && m.indexer_kv_bytes_per_token_layer > 0) {
     return Status::error(
         fmt::format("{}: kv.indexer_bytes_per_token_layer: expected 0 for dense attention "
@@ -135,6 +158,11 @@ StatusOr<ModelSpec> from_json(const StatusOr<nlohmann::json>& doc, const std::st
   ModelSpec m;
   const ModelSpec def;
   m.file = path;
+  if (doc->is_object() && doc->contains("efficiency"))
+    return Status::error(fmt::format(
+        "{}: efficiency: this section is gone: the kernels' rates and fixed overheads are in the hardware "
+        "file (kernels), hbm_reserve_bytes and the GEMM precision in compute (models/llm/README.md)",
+        path));
   JsonReader r(*doc, path, "");
   m.name = r.string("name", std::filesystem::path(path).stem().string());
   read_documentation(r, *doc, m);
@@ -146,7 +174,8 @@ StatusOr<ModelSpec> from_json(const StatusOr<nlohmann::json>& doc, const std::st
       "kv", [&](JsonReader& k) { read_kv(k, m, def); }, true);
   r.object(
       "attention", [&](JsonReader& a) { read_attention(a, m, def); }, true);
-  r.object("efficiency", [&](JsonReader& e) { read_efficiency(e, m, def); });
+  if (doc->contains("moe")) r.object("moe", [&](JsonReader& e) { read_moe(e, m, def); });  // dense: absent
+  r.object("compute", [&](JsonReader& e) { read_compute(e, m, def); });
   SIM_RETURN_IF_ERROR(r.finish());
   SIM_RETURN_IF_ERROR(cross_check(path, *doc, m));
   return m;

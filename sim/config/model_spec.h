@@ -41,16 +41,22 @@ struct ModelSpec {
   int indexer_heads = 0;          // DSA indexer: dense over the context
   double indexer_head_dim = 0;
 
-  // Efficiencies mapping FLOPs and bytes to time. Calibration defaults, not from the paper.
-  double peak_flops_factor = 1.0;         // multiplies HardwareSpec::gpu_flops (an FP8 peak) for this
-                                          // model's GEMM precision: 0.5 for BF16 on Hopper
-  double prefill_mfu = 0.45;              // linear layers of prefill, fraction of the (scaled) peak
-  double attention_mfu = 0.4;             // attention kernels (prefill; includes the indexer)
-  double decode_mfu = 0.25;               // decode compute (linear + attention)
-  double decode_hbm_efficiency = 0.7;     // fraction of HBM bandwidth reached by decode
-  double decode_step_overhead_s = 0.005;  // per decode step (scheduling, collectives, launches)
-  double prefill_layer_overhead_s = 0;    // per layer per forward batch
-  double hbm_reserve_bytes = 4e9;         // activations, workspace, runtime kept free per GPU
+  // Mixture of experts (absent for dense models: moe_layers = 0). The routed experts are sharded over the
+  // role's GPUs (expert parallelism, EP); every token goes to active_experts of them, in at most
+  // max_nodes_per_token nodes (node-limited routing). Dispatch and combine move `hidden` values per
+  // token and destination, at their bytes per value.
+  int moe_layers = 0;
+  int routed_experts = 0;
+  int active_experts = 0;
+  double expert_params = 0;  // per expert per MoE layer (gate, up and down projections)
+  double hidden = 0;
+  int max_nodes_per_token = 0;  // 0 = no limit
+  double dispatch_bytes_per_value = 1;
+  double combine_bytes_per_value = 2;
+
+  // Compute (models/llm/README.md, "Compute"): the kernels' rates come from the hardware file.
+  std::string gemm_precision = "fp8";  // fp8 | bf16: which peak of the hardware file the GEMMs use
+  double hbm_reserve_bytes = 4e9;      // activations, workspace, runtime kept free per GPU
 
   bool sparse() const { return sparse_topk > 0; }
   // Weight bytes held by one GPU with `shards` GPUs sharing the sharded part.
@@ -58,6 +64,13 @@ struct ModelSpec {
     return (replicated_params + (total_params - replicated_params) / shards) * weight_bytes_per_param;
   }
   double weight_bytes_per_gpu() const { return weight_bytes_per_gpu(weight_shards); }
+  bool moe() const { return moe_layers > 0; }
+  // Routed expert parameters over all MoE layers (part of total_params, sharded).
+  double routed_params() const { return static_cast<double>(moe_layers) * routed_experts * expert_params; }
+  // Routed expert parameters a token multiplies (part of active_params).
+  double routed_active_params() const {
+    return static_cast<double>(moe_layers) * active_experts * expert_params;
+  }
 };
 
 // Loads and validates a model file (strict: unknown keys are errors). Required: layers, params.active,

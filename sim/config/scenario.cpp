@@ -46,7 +46,7 @@ void read_cluster(JsonReader& r, ClusterConfig& c) {
   c.prefill_nodes = count(r, "prefill_nodes", def.prefill_nodes, 1, kMaxNodesPerRole);
   c.decode_nodes = count(r, "decode_nodes", def.decode_nodes, 1, kMaxNodesPerRole);
   c.dram_buffer_bytes = r.positive("dram_buffer_bytes", def.dram_buffer_bytes);
-  c.prefill_dp_group_gpus = count(r, "prefill_dp_group_gpus", def.prefill_dp_group_gpus, 1);
+  c.prefill_dp_group_gpus = count(r, "prefill_dp_group_gpus", def.prefill_dp_group_gpus, 0);
 }
 
 void read_workload(JsonReader& r, WorkloadConfig& w, std::string& trace) {

@@ -18,7 +18,8 @@ struct ClusterConfig {
   int prefill_nodes = 2;            // P
   int decode_nodes = 4;             // D
   double dram_buffer_bytes = 80e9;  // per node: PE/DE buffer capacity (DualPath §A.4: 80 GB for DeepSeek)
-  int prefill_dp_group_gpus = 1;    // EP models: PE GPUs that run each layer together (DP attention)
+  int prefill_dp_group_gpus = 0;    // EP models: PE GPUs that run each layer together (DP attention);
+                                    // 0 = the EP group (every PE GPU)
 };
 
 struct GeneratorConfig {

@@ -30,14 +30,13 @@ QuotaBatchFormer::Offer QuotaBatchFormer::offer(const Chunk& c) {
   // Predicted time of the batch plus `c` cut to `bsz` tokens. The same sum and division as
   // attention_time_s(m, hw, chunks + {c.cached, bsz}), kept incremental so a batch of n requests costs
   // O(n) FLOP evaluations rather than O(n^2).
-  const double per_s = hw_.gpu_flops * m_.peak_flops_factor * m_.attention_mfu;
   auto fits = [&](double bsz) {
-    return (flops_ + attention_flops(m_, Chunk{c.cached, bsz})) / per_s <= limits_.quota_s;
+    return time_ + attention_time_s(m_, hw_, Chunk{c.cached, bsz}) <= limits_.quota_s;
   };
   hbm_ += need;
   if (fits(c.bsz)) {
     chunks_.push_back(c);
-    flops_ += attention_flops(m_, c);
+    time_ += attention_time_s(m_, hw_, c);
     return {Verdict::kWhole, c.bsz};
   }
   closed_ = true;
@@ -50,7 +49,7 @@ QuotaBatchFormer::Offer QuotaBatchFormer::offer(const Chunk& c) {
   if (lo < 1 && !chunks_.empty()) return {Verdict::kRejected, 0};
   const double bsz = std::min(c.bsz, std::max(1.0, lo));  // alone: at least one token
   chunks_.push_back({c.cached, bsz});
-  flops_ += attention_flops(m_, chunks_.back());
+  time_ += attention_time_s(m_, hw_, chunks_.back());
   return {bsz < c.bsz ? Verdict::kChunked : Verdict::kWhole, bsz};
 }
 

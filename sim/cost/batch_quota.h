@@ -58,7 +58,7 @@ class QuotaBatchFormer {
   const config::HardwareSpec& hw_;
   BatchLimits limits_;
   std::vector<Chunk> chunks_;
-  double flops_ = 0;  // sum of attention_flops over chunks_, in order (as attention_time_s sums them)
+  double time_ = 0;  // sum of attention_time_s over chunks_, in order (as attention_time_s sums them)
   double hbm_ = 0;
   bool closed_ = false;
 };

@@ -8,10 +8,6 @@ namespace sim::cost {
 
 namespace {
 
-double peak_flops(const config::ModelSpec& m, const config::HardwareSpec& hw) {
-  return hw.gpu_flops * m.peak_flops_factor;
-}
-
 // FLOPs per (query, attended token) pair of the main attention, one layer: score + value products.
 double main_flops_per_pair(const config::ModelSpec& m) {
   return 2.0 * m.heads * (m.qk_head_dim + m.v_head_dim);
@@ -73,23 +69,98 @@ double prefill_flops(const config::ModelSpec& m, const Chunk& c) {
   return m.layers * (attention_flops(m, c) + linear_flops(m, c.bsz));
 }
 
+GpuRates gpu_rates(const config::ModelSpec& m, const config::HardwareSpec& hw) {
+  GpuRates r;
+  r.prefill_attention = hw.gpu_flops * hw.k_prefill_attention;
+  r.decode_attention = hw.gpu_flops * hw.k_decode_attention;
+  r.indexer = hw.gpu_flops * hw.k_indexer;
+  r.gemm = (m.gemm_precision == "bf16" ? hw.bf16_flops() : hw.gpu_flops) * hw.k_gemm;
+  r.gemm_hbm = hw.gpu_hbm_bw_Bps * hw.k_gemm_hbm;
+  r.attention_hbm = hw.gpu_hbm_bw_Bps * hw.k_attention_hbm;
+  return r;
+}
+
+double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const Chunk& c) {
+  return main_flops_per_pair(m) * attended_tokens(m, c) / (hw.gpu_flops * hw.k_prefill_attention) +
+         indexer_flops_per_pair(m) * indexed_tokens(m, c) / (hw.gpu_flops * hw.k_indexer);
+}
+
 double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
                         const std::vector<Chunk>& cs) {
-  double flops = 0;
-  for (const Chunk& c : cs) flops += attention_flops(m, c);
-  return flops / (peak_flops(m, hw) * m.attention_mfu);
+  double t = 0;
+  for (const Chunk& c : cs) t += attention_time_s(m, hw, c);
+  return t;
 }
 
-double linear_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, double tokens) {
-  return linear_flops(m, tokens) / (peak_flops(m, hw) * m.prefill_mfu);
+double dense_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, double tokens,
+                    int weight_shards) {
+  SIM_CHECK(tokens >= 0 && weight_shards >= 1, "dense GEMMs of {} tokens over {} shards", tokens,
+            weight_shards);
+  if (tokens <= 0) return 0;
+  const GpuRates r = gpu_rates(m, hw);
+  const double params = (m.active_params - m.routed_active_params()) / m.layers;
+  const double bytes =
+      (m.weight_bytes_per_gpu(weight_shards) - m.routed_params() / weight_shards * m.weight_bytes_per_param) /
+      m.layers;
+  return std::max(2 * params * tokens / r.gemm, bytes / r.gemm_hbm);
 }
 
-double layer_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
-                    const std::vector<Chunk>& cs) {
+double expert_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, double tokens_per_gpu,
+                     int weight_shards) {
+  SIM_CHECK(tokens_per_gpu >= 0 && weight_shards >= 1, "experts for {} tokens over {} shards", tokens_per_gpu,
+            weight_shards);
+  if (!m.moe() || tokens_per_gpu <= 0) return 0;
+  const GpuRates r = gpu_rates(m, hw);
+  const double pairs = tokens_per_gpu * m.active_experts;  // (token, expert) pairs on one GPU
+  const double local = static_cast<double>(m.routed_experts) / weight_shards;
+  const double flops = 2 * m.expert_params * pairs;
+  const double bytes = std::min(local, pairs) * m.expert_params * m.weight_bytes_per_param;
+  return std::max(flops / r.gemm, bytes / r.gemm_hbm) * m.moe_layers / m.layers;
+}
+
+double linear_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, double tokens,
+                     int weight_shards) {
+  return dense_time_s(m, hw, tokens, weight_shards) + expert_time_s(m, hw, tokens, weight_shards);
+}
+
+double layer_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const std::vector<Chunk>& cs,
+                    int weight_shards) {
   double tokens = 0;
   for (const Chunk& c : cs) tokens += c.bsz;
   if (tokens <= 0) return 0;
-  return attention_time_s(m, hw, cs) + linear_time_s(m, hw, tokens) + m.prefill_layer_overhead_s;
+  return attention_time_s(m, hw, cs) + linear_time_s(m, hw, tokens, weight_shards) +
+         hw.prefill_layer_overhead_s;
+}
+
+namespace {
+
+// Bytes one (token, destination) pair moves in dispatch and combine.
+double exchange_bytes_per_pair(const config::ModelSpec& m) {
+  return m.hidden * (m.dispatch_bytes_per_value + m.combine_bytes_per_value);
+}
+
+}  // namespace
+
+Exchange prefill_exchange(const config::ModelSpec& m, double tokens_per_gpu, const EpGroup& ep) {
+  Exchange x;
+  if (!m.moe() || tokens_per_gpu <= 0) return x;
+  const double n = ep.nodes(), g = std::min(ep.gpus, ep.gpus_per_node);
+  const double limit = m.max_nodes_per_token > 0 ? m.max_nodes_per_token : n;
+  const double nodes_hit = std::min({limit, n, static_cast<double>(m.active_experts)});
+  const double per_layer = tokens_per_gpu * exchange_bytes_per_pair(m) * m.moe_layers / m.layers;
+  x.cnic = per_layer * nodes_hit * (n - 1) / n;
+  x.nvlink = per_layer * m.active_experts * (g - 1) / g;
+  return x;
+}
+
+Exchange decode_exchange(const config::ModelSpec& m, double batch, const EpGroup& ep) {
+  Exchange x;
+  if (!m.moe() || batch <= 0) return x;
+  const double n = ep.nodes(), g = std::min(ep.gpus, ep.gpus_per_node);
+  const double per_layer = batch * m.active_experts * exchange_bytes_per_pair(m) * m.moe_layers / m.layers;
+  x.cnic = per_layer * (n - 1) / n;
+  x.nvlink = per_layer / n * (g - 1) / g;
+  return x;
 }
 
 namespace {
@@ -105,26 +176,25 @@ double decode_attended(const config::ModelSpec& m, int batch, double total_conte
 }  // namespace
 
 double decode_step_flops(const config::ModelSpec& m, int batch, double total_context) {
-  double per_layer = main_flops_per_pair(m) * decode_attended(m, batch, total_context) +
-                     indexer_flops_per_pair(m) * total_context;
-  return m.layers * (per_layer + linear_flops(m, batch));
+  return m.layers * (main_flops_per_pair(m) * decode_attended(m, batch, total_context) +
+                     indexer_flops_per_pair(m) * total_context);
 }
 
-double decode_step_hbm_bytes(const config::ModelSpec& m, int batch, double total_context, int weight_shards) {
+double decode_step_kv_bytes(const config::ModelSpec& m, int batch, double total_context) {
   // The indexer keys sit in HBM and are scanned whether or not they travel with the stored cache.
-  double indexer = m.sparse() ? m.indexer_kv_bytes_per_token_layer * total_context : 0.0;
-  double kv =
-      m.layers * (m.main_kv_bytes_per_token_layer * decode_attended(m, batch, total_context) + indexer);
-  return m.weight_bytes_per_gpu(weight_shards) + kv;
+  const double indexer = m.sparse() ? m.indexer_kv_bytes_per_token_layer * total_context : 0.0;
+  return m.layers * (m.main_kv_bytes_per_token_layer * decode_attended(m, batch, total_context) + indexer);
 }
 
 double decode_step_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
                           double total_context, int weight_shards) {
   if (batch == 0) return 0;
-  double compute = decode_step_flops(m, batch, total_context) / (peak_flops(m, hw) * m.decode_mfu);
-  double memory =
-      decode_step_hbm_bytes(m, batch, total_context, weight_shards) / (hw.gpu_hbm_bw_Bps * m.decode_hbm_efficiency);
-  return std::max(compute, memory) + m.decode_step_overhead_s;
+  const GpuRates r = gpu_rates(m, hw);
+  const double main = m.layers * main_flops_per_pair(m) * decode_attended(m, batch, total_context);
+  const double indexer = m.layers * indexer_flops_per_pair(m) * total_context;
+  const double attention = std::max(main / r.decode_attention + indexer / r.indexer,
+                                    decode_step_kv_bytes(m, batch, total_context) / r.attention_hbm);
+  return attention + m.layers * linear_time_s(m, hw, batch, weight_shards) + hw.decode_step_overhead_s;
 }
 
 double hbm_kv_bytes_per_gpu(const config::ModelSpec& m, const config::HardwareSpec& hw, int weight_shards) {

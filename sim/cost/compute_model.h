@@ -1,6 +1,6 @@
 // Closed-form cost models of one LLM on one GPU (pure; no SimGrid). The formulas, their simplifications
 // and their sources are documented in models/llm/README.md; the numbers come from models/llm/*.json.
-// Units: tokens, FLOPs, bytes, seconds. FLOP/s = HardwareSpec::gpu_flops x ModelSpec::peak_flops_factor.
+// Units: tokens, FLOPs, bytes, seconds. Rates: the hardware file's peaks times its kernels' fractions.
 // REQUIRES for every function: non-negative token counts.
 #pragma once
 
@@ -43,29 +43,76 @@ double linear_flops(const config::ModelSpec& m, double tokens);
 // FLOPs of a whole prefill of a chunk over all layers.
 double prefill_flops(const config::ModelSpec& m, const Chunk& c);
 
-// ---- Prefill times (one GPU, one layer) ----
-// Predicted attention time of one layer for a set of chunks (the compute-quota predictor, §6.2):
-// sum attention_flops / (FLOP/s x attention_mfu). No fixed overhead.
+// ---- The GPU's rates for this model (hardware kernels block; models/llm/README.md, "Compute") ----
+struct GpuRates {
+  double prefill_attention = 0;  // FLOP/s
+  double decode_attention = 0;   // FLOP/s
+  double indexer = 0;            // FLOP/s of the DSA indexer (prefill and decode)
+  double gemm = 0;               // FLOP/s at the model's GEMM precision
+  double gemm_hbm = 0;           // B/s of weight reads
+  double attention_hbm = 0;      // B/s of KV reads
+};
+GpuRates gpu_rates(const config::ModelSpec& m, const config::HardwareSpec& hw);
+
+// The expert-parallel group of a role: its GPUs (the weight shards) and the nodes they span.
+struct EpGroup {
+  int gpus = 1;
+  int gpus_per_node = 1;
+  int nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
+};
+
+// ---- Prefill times (one GPU, one layer, averaged over the model's layers) ----
+// Attention of one layer for a set of chunks (the compute-quota predictor, §6.2): attention FLOPs at the
+// prefill attention rate. No fixed overhead.
+// The main attention's FLOPs run at the prefill attention rate, the DSA indexer's at the indexer rate.
 double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
                         const std::vector<Chunk>& cs);
-// Linear time of one layer for `tokens` new tokens: linear_flops / (FLOP/s x prefill_mfu).
-double linear_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, double tokens);
-// One full layer: attention + linear + prefill_layer_overhead_s (0 when the chunks hold no new token).
-double layer_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const std::vector<Chunk>& cs);
+double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const Chunk& c);
+// The GEMMs every GPU runs on its own tokens (attention projections, shared experts, dense MLPs):
+// max(2 x dense active params per layer x tokens / gemm, dense weight bytes per layer / gemm_hbm), 0 for
+// 0 tokens. Dense active params = params.active - routed active params; dense weight bytes = a GPU's
+// weights - its routed experts (weight_shards of them share the experts).
+double dense_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, double tokens,
+                    int weight_shards);
+// The routed experts of one GPU of an EP group whose GPUs hold `tokens_per_gpu` new tokens on average: the
+// group's tokens x active_experts spread evenly over its GPUs; max(FLOPs / gemm, bytes of the experts
+// touched / gemm_hbm), times moe.layers / layers. 0 for a dense model or 0 tokens.
+double expert_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, double tokens_per_gpu,
+                     int weight_shards);
+// dense_time_s + expert_time_s for a GPU whose group averages its own tokens.
+double linear_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, double tokens,
+                     int weight_shards);
+// One full layer of a GPU alone (a group of one): attention + linear + prefill_layer_overhead_s (0 when
+// the chunks hold no new token).
+double layer_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const std::vector<Chunk>& cs,
+                    int weight_shards);
+
+// ---- EP exchange (MoE dispatch + combine), bytes of one GPU per layer averaged over the layers ----
+// Each direction carries the same bytes when the group is balanced. `cnic`: between nodes (the GPU's CNIC);
+// `nvlink`: within the node.
+struct Exchange {
+  double cnic = 0;
+  double nvlink = 0;
+};
+// Prefill (normal kernels, node-limited routing): a token goes once to each of min(max_nodes_per_token,
+// nodes, active_experts) nodes, (nodes - 1) / nodes of them remote, then over NVLink to its experts there.
+Exchange prefill_exchange(const config::ModelSpec& m, double tokens_per_gpu, const EpGroup& ep);
+// Decode (low-latency kernels): a token goes to each of its active_experts experts directly, over the CNIC
+// to the (nodes - 1) / nodes on other nodes and over NVLink to the rest off its own GPU.
+Exchange decode_exchange(const config::ModelSpec& m, double batch, const EpGroup& ep);
 
 // ---- Decode (one GPU, one step = one new token per request, all layers) ----
 // `batch` requests whose contexts add up to `total_context` tokens (the tokens their new tokens attend to).
-// Compute: linear FLOPs of `batch` tokens + attention over the contexts; sparse models bound the main
-// attention by min(batch x topk, total_context) tokens (exact when every context is >= topk or <= topk)
-// and add the indexer over total_context.
+// Attention FLOPs: main attention over min(batch x topk, total_context) tokens for sparse models (exact
+// when every context is >= topk or <= topk) plus the indexer over total_context.
 double decode_step_flops(const config::ModelSpec& m, int batch, double total_context);
-// HBM bytes read: all of the GPU's weights (MoE: every local expert assumed active) + the KV read: main
-// cache over the attended tokens (as above) and, for sparse models, the indexer keys over total_context
-// (read even when indexer_keys_in_cache is false). Dense: weights + KV bytes of total_context.
-// `weight_shards`: the GPUs the weights are sharded over (weight_shards_for_role of the decode role).
-double decode_step_hbm_bytes(const config::ModelSpec& m, int batch, double total_context, int weight_shards);
-// max(flops / (FLOP/s x decode_mfu), bytes / (hbm_bw x decode_hbm_efficiency)) + decode_step_overhead_s.
-// 0 when batch == 0.
+// KV bytes read from HBM in one step: main cache over the attended tokens and, for sparse models, the
+// indexer keys over total_context (read even when indexer_keys_in_cache is false).
+double decode_step_kv_bytes(const config::ModelSpec& m, int batch, double total_context);
+// Compute time of one step: layers x [max(main attention FLOPs / decode_attention + indexer FLOPs / indexer,
+// KV bytes / attention_hbm)
+// + dense_time_s(batch)] + layers x expert_time_s(batch) + decode_step_overhead_s. 0 when batch == 0.
+// `weight_shards`: the GPUs of the decode role's EP group (weight_shards_for_role).
 double decode_step_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
                           double total_context, int weight_shards);
 

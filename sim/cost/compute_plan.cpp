@@ -7,28 +7,44 @@
 namespace sim::cost {
 
 PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw,
-                      const std::vector<std::vector<Chunk>>& per_gpu) {
+                      const std::vector<std::vector<Chunk>>& per_gpu, const EpGroup& ep) {
   SIM_CHECK(!per_gpu.empty(), "a prefill pass without GPUs");
   const size_t n = per_gpu.size();
   PassPlan p;
   p.layers = m.layers;
-  double max_attention = 0;
-  for (const auto& chunks : per_gpu) {
-    p.attention_s.push_back(attention_time_s(m, hw, chunks));
-    max_attention = std::max(max_attention, p.attention_s.back());
-    for (const auto& c : chunks) p.tokens += c.bsz;
+  std::vector<double> own(n);  // attention + dense GEMMs: each GPU's part before the exchange
+  double slowest = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double tokens = 0;
+    for (const auto& c : per_gpu[i]) tokens += c.bsz;
+    p.tokens += tokens;
+    p.attention_s.push_back(attention_time_s(m, hw, per_gpu[i]));
+    own[i] = p.attention_s[i] + dense_time_s(m, hw, tokens, ep.gpus);
+    slowest = std::max(slowest, own[i]);
   }
-  p.linear_s = p.tokens > 0 ? linear_time_s(m, hw, p.tokens / n) + m.prefill_layer_overhead_s : 0;
-  p.layer_s = max_attention + p.linear_s;
-  for (size_t i = 0; i < n; ++i) p.layer_work.push_back((p.attention_s[i] + p.linear_s) * hw.gpu_flops);
+  if (p.tokens <= 0) {
+    p.layer_work.assign(n, 0.0);
+    return p;
+  }
+  const double avg = p.tokens / n;
+  const double shared = expert_time_s(m, hw, avg, ep.gpus) + hw.prefill_layer_overhead_s;
+  const Exchange x = prefill_exchange(m, avg, ep);
+  const double nvlink_s = hw.nvlink_bw_Bps > 0 ? x.nvlink / hw.nvlink_bw_Bps : 0;
+  p.layer_s = std::max(slowest + shared, nvlink_s);
+  for (size_t i = 0; i < n; ++i) p.layer_work.push_back(std::max(own[i] + shared, nvlink_s) * hw.gpu_flops);
+  p.exchange_bytes = x.cnic;
   return p;
 }
 
 StepPlan decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
-                     double total_context, int weight_shards) {
+                     double total_context, const EpGroup& ep) {
   StepPlan s;
-  s.step_s = decode_step_time_s(m, hw, batch, total_context, weight_shards);
+  if (batch == 0) return s;
+  const Exchange x = decode_exchange(m, batch, ep);
+  const double nvlink_s = hw.nvlink_bw_Bps > 0 ? m.layers * x.nvlink / hw.nvlink_bw_Bps : 0;
+  s.step_s = std::max(decode_step_time_s(m, hw, batch, total_context, ep.gpus), nvlink_s);
   s.work = s.step_s * hw.gpu_flops;
+  s.exchange_bytes = m.layers * x.cnic;
   return s;
 }
 

@@ -1,8 +1,10 @@
 // Work plans for the engines: what one prefill forward pass of a DP-attention group, or one decode step,
-// costs, as the FLOPs SimGrid executes on the GPU hosts (pure; no SimGrid). A GPU host runs at the
-// hardware's gpu_flops; a plan's work is each part's FLOPs divided by its efficiency (peak_flops_factor x
-// MFU), plus fixed overheads as their time at that speed, so a plan's time on an idle GPU is exactly
-// compute_model.h's time. Units: FLOPs, seconds, tokens.
+// costs, as the FLOPs SimGrid executes on the GPU hosts and the EP exchange bytes the network carries
+// (pure; no SimGrid). A GPU host runs at the hardware's gpu_flops; a plan's work is its time on an idle GPU
+// times that speed. The exchange over NVLink overlaps the compute (two micro-batches, as DeepSeek's
+// inference system runs them) and holds the GPU's SMs: a plan's time is the larger of the two. The
+// exchange over the CNICs is a SimGrid flow beside the compute (engine/forward_pass.h, decode_service.h).
+// Units: FLOPs, bytes, seconds, tokens.
 #pragma once
 
 #include <vector>
@@ -13,28 +15,30 @@
 
 namespace sim::cost {
 
-// One forward pass of a group of GPUs that run each layer together (DP attention, then the MoE/linear work
-// of the group's tokens spread evenly; DualPath §6.2). For a group of one, the GPU's own layer time.
+// One forward pass of a group of GPUs that run each layer together: DP attention and the dense GEMMs on
+// each GPU's own tokens, then the barrier of the EP exchange, then the routed experts of the group's tokens
+// spread evenly (DualPath §6.2). For a group of one, the GPU's own layer time.
 struct PassPlan {
   int layers = 1;
   std::vector<double> attention_s;  // per GPU: its attention time of one layer
-  std::vector<double> layer_work;  // per GPU: one layer's work (FLOPs at gpu_flops): attention + linear share
-  double linear_s = 0;             // one layer's linear share per GPU, with the per-layer overhead
-  double layer_s = 0;              // the pass's pace: the slowest GPU's attention + linear_s
-  double tokens = 0;               // new tokens over the group
+  std::vector<double> layer_work;   // per GPU: one layer's work (FLOPs at gpu_flops)
+  double layer_s = 0;               // the pass's pace: the slowest GPU's layer
+  double tokens = 0;                // new tokens over the group
+  double exchange_bytes = 0;        // per GPU per layer over its CNIC, each direction
 };
 
-// REQUIRES: per_gpu non-empty (one chunk list per GPU of the group; a list may be empty).
+// REQUIRES: per_gpu non-empty (one chunk list per GPU of the group; a list may be empty). `ep`: the
+// prefill role's EP group (its GPUs shard the experts; its nodes set the exchange's remote share).
 PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw,
-                      const std::vector<std::vector<Chunk>>& per_gpu);
+                      const std::vector<std::vector<Chunk>>& per_gpu, const EpGroup& ep);
 
-// One decode step of a continuous batch on one GPU (compute_model.h's decode_step_time_s), reading the
-// weights of a GPU of the decode role: `weight_shards` = weight_shards_for_role(decode GPUs).
+// One decode step of a continuous batch on one GPU of the decode role's EP group `ep`.
 struct StepPlan {
-  double step_s = 0;  // one step
-  double work = 0;    // one step's work (FLOPs at gpu_flops)
+  double step_s = 0;          // one step
+  double work = 0;            // one step's work (FLOPs at gpu_flops)
+  double exchange_bytes = 0;  // one step's EP exchange over the GPU's CNIC, each direction
 };
 StepPlan decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
-                     double total_context, int weight_shards);
+                     double total_context, const EpGroup& ep);
 
 }  // namespace sim::cost

@@ -16,12 +16,16 @@ namespace sg4 = simgrid::s4u;
 DecodeService::DecodeService(EngineContext& ctx) : c_(ctx) {
   // One sharding rule per role: the decode role's GPUs hold the weights (what sizes DE HBM, HbmPool) and
   // each step reads a GPU's share of them.
-  shards_ = cost::weight_shards_for_role(c_.sc.model, c_.h.gpus_of(platform::NodeRole::kDecode));
+  ep_.gpus = cost::weight_shards_for_role(c_.sc.model, c_.h.gpus_of(platform::NodeRole::kDecode));
+  ep_.gpus_per_node = c_.sc.hardware.gpus_per_node;
+  // An EP group over more than one node exchanges over the CNICs.
+  const bool exchanges = c_.sc.model.moe() && ep_.nodes() > 1;
   for (const auto& [node, gpu] : c_.h.engines_of(platform::NodeRole::kDecode)) {
     DecodeEngineState de;
     de.id = static_cast<int>(des_.size());
     de.node = node;
     de.gpu = gpu;
+    de.exchanges = exchanges;
     de.cv_loader = sg4::ConditionVariable::create();
     de.cv_decode = sg4::ConditionVariable::create();
     de.cv_persist = sg4::ConditionVariable::create();
@@ -141,17 +145,26 @@ void DecodeService::decode_loop(int de_id) {
       steps_left = std::min(steps_left, r.gen - 1 - r.decoded);
     }
     const cost::StepPlan step =
-        cost::decode_step(c_.sc.model, c_.sc.hardware, static_cast<int>(de.batch.size()), context, shards_);
+        cost::decode_step(c_.sc.model, c_.sc.hardware, static_cast<int>(de.batch.size()), context, ep_);
     const double tau = step.step_s;
     const double t0 = now();
+    // The EP exchange of the plan's steps runs beside its compute, one collective flow paced at a step's
+    // bytes per step; the plan ends when both have.
+    const double xb = de.exchanges ? step.exchange_bytes : 0;
+    auto exchange = [&](double steps) {
+      return c_.transport.start(gpu, gpu, steps * xb, transport::TrafficClass::kCollective, xb / tau);
+    };
     // The plan runs until the earliest request is done, unless a join (or the end of the run) cuts it:
     // then the step in progress is finished and the batch re-planned with the newcomers.
     double steps = steps_left;
     if (!de.joins.empty()) {  // a join came while the batch was taken: one step, then re-plan
       steps = 1;
+      const auto x = exchange(1);
       de.busy_s += c_.gpu.run_one(gpu, step.work);
+      wait_exchange(x, de_id);
     } else {
       const double work = steps_left * step.work, deadline = t0 + steps_left * tau;
+      const auto x = exchange(steps_left);
       const simgrid::s4u::ExecPtr plan = c_.gpu.start(gpu, work);
       {
         std::unique_lock<sg4::Mutex> lock(c_.run.mutex());
@@ -165,21 +178,30 @@ void DecodeService::decode_loop(int de_id) {
         if (rest > 0) timed_sleep(c_, rest);
       }
       de.busy_s += c_.gpu.finish(plan, work, cut, t0);
+      if (!cut) {
+        wait_exchange(x, de_id);
+      } else {  // the steps done must have exchanged their bytes; the rest of the flow is withdrawn
+        const double owed = steps * xb - c_.transport.cancel(x);
+        if (owed >= 1)
+          wait_exchange(c_.transport.start(gpu, gpu, owed, transport::TrafficClass::kCollective), de_id);
+      }
     }
+    // A congested exchange stretches the steps: they end together with it.
+    const double t_end = std::max(now(), t0 + steps * tau), step_s = (t_end - t0) / steps;
     c_.rec.decode_plans++;
     if (c_.timeline != nullptr && steps > 0)
       c_.timeline->complete(c_.timeline->node_pid(de.node), c_.timeline->engine_tid(de.node, de.gpu),
-                            "decode", t0, steps * tau,
+                            "decode", t0, t_end - t0,
                             {{"batch", static_cast<double>(de.batch.size())},
                              {"steps", steps},
-                             {"step_ms", tau * 1e3},
+                             {"step_ms", step_s * 1e3},
                              {"context_tokens", context}});
 
     still.clear();
     double persist_bytes = 0;
     for (RequestId id : de.batch) {
       Request& r = c_.requests[id];
-      if (r.decoded == 0 && steps >= 1) r.t_second = t0 + tau;
+      if (r.decoded == 0 && steps >= 1) r.t_second = t0 + step_s;
       r.decoded += steps;
       const bool done = r.decoded >= r.gen - 1 - 1e-9;
       // Generated tokens so far include the first one, produced by the prefill.
@@ -188,7 +210,7 @@ void DecodeService::decode_loop(int de_id) {
         persist_bytes += wire_bytes(r, (full - r.persisted_tokens) * c_.kv_token);
       r.persisted_tokens = std::max(r.persisted_tokens, full);
       if (done) {
-        turn_end(id, t0 + steps * tau);
+        turn_end(id, t_end);
       } else {
         still.push_back(id);
       }
@@ -199,6 +221,11 @@ void DecodeService::decode_loop(int de_id) {
     // The loader waits for HBM or for the DE to empty: only a turn that ended changes either.
     if (ended) de.cv_loader->notify_all();
   }
+}
+
+void DecodeService::wait_exchange(transport::Transport::Handle x, int de_id) {
+  const Status st = c_.transport.wait(x);
+  SIM_CHECK(st.is_ok(), "EP exchange of DE {}: {}", de_id, st.message());
 }
 
 void DecodeService::persist_loop(int de_id) {

@@ -15,6 +15,7 @@
 #include <simgrid/s4u/Exec.hpp>
 #include <vector>
 
+#include "sim/cost/compute_model.h"
 #include "sim/engine/context.h"
 
 namespace sim::engine {
@@ -30,6 +31,7 @@ struct DecodeEngineState {
   double persist_gpu_bytes = 0;   // generated KV waiting for D2H + persist
   double persist_dram_bytes = 0;  // appended KV in the DE buffer waiting for persist
   int max_batch = 0;
+  bool exchanges = false;  // its EP group spans nodes: each step's exchange crosses its CNIC
   simgrid::s4u::ConditionVariablePtr cv_loader, cv_decode, cv_persist;
 };
 
@@ -61,7 +63,8 @@ class DecodeService {
   EngineContext& c_;
   Dispatcher* dispatcher_ = nullptr;
   TurnEvents* turns_ = nullptr;
-  int shards_ = 1;
+  void wait_exchange(transport::Transport::Handle x, int de);
+  cost::EpGroup ep_;  // the decode role's EP group
   std::vector<DecodeEngineState> des_;
 };
 

@@ -59,6 +59,7 @@ Dispatcher::Dispatcher(EngineContext& ctx, std::unique_ptr<policy::SchedulerPoli
   sctx.hardware = &c_.sc.hardware;
   sctx.model = &c_.sc.model;
   sctx.alpha_tokens = c_.sc.policy.alpha_tokens;
+  sctx.storage_block_tokens = c_.sc.policy.persist_block_tokens;
   sctx.beta_tokens = c_.sc.policy.beta_tokens;
   sctx.kv_bytes_per_token = c_.kv_token;
   scheduler_->configure(sctx);

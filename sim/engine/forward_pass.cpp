@@ -21,13 +21,19 @@ using Handles = std::vector<transport::Transport::Handle>;
 // Starts `layers` layers' worth of every flow; max_rate_per_layer > 0 bounds each flow to its per-layer
 // bytes times that rate (layers per second).
 void start_all(transport::Transport& links, const Flows& flows, double layers, Handles& out,
-               double layers_per_s = -1) {
+               double layers_per_s = -1, transport::TrafficClass c = transport::TrafficClass::kKv) {
   for (const auto& [ends, bytes] : flows) {
     const double total = bytes * layers;
-    if (total >= 1)
-      out.push_back(
-          links.start(ends.first, ends.second, total, transport::TrafficClass::kKv, bytes * layers_per_s));
+    if (total >= 1) out.push_back(links.start(ends.first, ends.second, total, c, bytes * layers_per_s));
   }
+}
+
+// The pass's EP exchange over the CNICs: every layer's bytes in one flow per GPU, paced at one layer per
+// layer time (the compute it overlaps); the pass ends when it has.
+void start_exchange(transport::Transport& links, const ForwardPass& fp, Handles& out) {
+  if (fp.exchange == nullptr) return;
+  start_all(links, *fp.exchange, fp.layers, out, fp.t_layer > 0 ? 1 / fp.t_layer : -1,
+            transport::TrafficClass::kCollective);
 }
 
 void wait_all(transport::Transport& links, Handles& handles) {
@@ -39,18 +45,21 @@ void wait_all(transport::Transport& links, Handles& handles) {
 }
 
 void run_whole(transport::Transport& links, const ForwardPass& fp, PassCompute& compute) {
-  Handles h;
+  Handles h, exchange;
   start_all(links, fp.load, fp.layers, h);
   wait_all(links, h);
+  start_exchange(links, fp, exchange);
   compute.run(fp.layers);
   start_all(links, fp.push, fp.layers, h);
   wait_all(links, h);
+  wait_all(links, exchange);
 }
 
 void run_groups(transport::Transport& links, const ForwardPass& fp, int per_group, PassCompute& compute) {
-  Handles loading, pushing;
+  Handles loading, pushing, exchange;
   start_all(links, fp.load, std::min(per_group, fp.layers), loading);
   wait_all(links, loading);
+  start_exchange(links, fp, exchange);
   for (int first = 0; first < fp.layers; first += per_group) {
     const int layers = std::min(per_group, fp.layers - first);
     const int next = std::min(per_group, fp.layers - first - layers);
@@ -60,6 +69,7 @@ void run_groups(transport::Transport& links, const ForwardPass& fp, int per_grou
     wait_all(links, loading);
   }
   wait_all(links, pushing);
+  wait_all(links, exchange);
 }
 
 void run_fluid(transport::Transport& links, const ForwardPass& fp, PassCompute& compute) {
@@ -71,8 +81,9 @@ void run_fluid(transport::Transport& links, const ForwardPass& fp, PassCompute& 
   // n layers' bytes over the n - 1 layer times before the last layer needs its KV (the load) or after
   // layer 0 is computed (the push): the pace of a one-layer-ahead prefetch and of a per-layer push.
   const double pace = n / ((n - 1) * fp.t_layer);
-  Handles loading, pushing;
+  Handles loading, pushing, exchange;
   start_all(links, fp.load, n, loading, pace);
+  start_exchange(links, fp, exchange);
   compute.start(n - 1);           // layers 0 .. n-2
   engine::sleep_for(fp.t_layer);  // layer 0 computed: its KV goes out
   start_all(links, fp.push, n, pushing, pace);
@@ -80,6 +91,7 @@ void run_fluid(transport::Transport& links, const ForwardPass& fp, PassCompute& 
   wait_all(links, loading);  // the last layer needs all of its KV
   compute.run(1);            // layer n-1
   wait_all(links, pushing);
+  wait_all(links, exchange);
 }
 
 }  // namespace

@@ -15,7 +15,8 @@
 //                                  the pipeline fill (layer 0's load before any compute) and drain (the
 //                                  last layer's push after all compute), one layer's transfer each, about
 //                                  1/L of a pass when the network is not the bottleneck.
-// Transfers per pass per endpoint pair: 1 (whole), ceil(L/k) (groups), 1 (fluid).
+// Transfers per pass per endpoint pair: 1 (whole), ceil(L/k) (groups), 1 (fluid); plus one EP exchange
+// flow per GPU of an EP model whose group spans nodes.
 #pragma once
 
 #include <utility>
@@ -54,6 +55,9 @@ struct ForwardPass {
   const Flows& push;   // KV bytes per layer to send to DE buffers, per destination
   double t_layer = 0;  // compute time of one layer (s): the pace of the fluid pipeline's transfers
   int layers = 1;
+  // EP exchange bytes per layer per (GPU, peer GPU), a collective over the CNICs (nullptr = none); it runs
+  // beside the compute at its pace, whatever the granularity, and the pass ends when it has.
+  const Flows* exchange = nullptr;
 };
 
 // How a pass's transfers and compute overlap: chosen once per run from policy.layerwise and

@@ -66,8 +66,9 @@ class GroupCompute : public PassCompute {
 PrefillService::PrefillService(EngineContext& ctx)
     : c_(ctx), pipeline_(ctx.sc.policy.layerwise, ctx.sc.sim.layer_group) {
   const auto& m = c_.sc.model;
-  hbm_kv_ = cost::hbm_kv_bytes_per_gpu(
-      m, c_.sc.hardware, cost::weight_shards_for_role(m, c_.h.gpus_of(platform::NodeRole::kPrefill)));
+  ep_.gpus = cost::weight_shards_for_role(m, c_.h.gpus_of(platform::NodeRole::kPrefill));
+  ep_.gpus_per_node = c_.sc.hardware.gpus_per_node;
+  hbm_kv_ = cost::hbm_kv_bytes_per_gpu(m, c_.sc.hardware, ep_.gpus);
   for (const auto& [node, gpu] : c_.h.engines_of(platform::NodeRole::kPrefill)) {
     PrefillEngineState pe;
     pe.id = static_cast<int>(pes_.size());
@@ -76,13 +77,17 @@ PrefillService::PrefillService(EngineContext& ctx)
     pes_.push_back(pe);
   }
   // DP-attention groups: an EP model's PEs run their passes in groups of prefill_dp_group_gpus
-  // consecutive GPUs (node-major numbering: a group of g fills one node); other models alone.
-  const int group_gpus = m.weight_shards > 1 ? c_.sc.cluster.prefill_dp_group_gpus : 1;
+  // consecutive GPUs (node-major numbering: a group of g fills one node; 0 = the EP group, every PE GPU);
+  // other models alone.
+  const int dp = c_.sc.cluster.prefill_dp_group_gpus;
+  const int group_gpus = m.weight_shards > 1 ? (dp == 0 ? ep_.gpus : dp) : 1;
+
   for (auto& pe : pes_) {
     pe.pass_group = pe.id / group_gpus;
     if (pe.pass_group >= static_cast<int>(pass_groups_.size())) pass_groups_.resize(pe.pass_group + 1);
     pass_groups_[pe.pass_group].push_back(pe.id);
   }
+  exchanges_ = m.moe() && ep_.nodes() > 1;  // an EP group over more than one node exchanges over the CNICs
   for (auto& g : pass_groups_) {
     auto cv = sg4::ConditionVariable::create();
     for (int p : g) pes_[p].cv = cv;
@@ -194,7 +199,7 @@ void PrefillService::pass_loop(int group) {
     c_.run.release(lock);
 
     const double now0 = now();
-    const cost::PassPlan plan = cost::prefill_pass(m, c_.sc.hardware, chunks);
+    const cost::PassPlan plan = cost::prefill_pass(m, c_.sc.hardware, chunks, ep_);
     double sum_attention = 0, max_attention = 0;
     for (size_t i = 0; i < n; ++i) {
       sum_attention += plan.attention_s[i];
@@ -205,11 +210,14 @@ void PrefillService::pass_loop(int group) {
     if (n > 1 && sum_attention > 0)
       c_.rec.attention_balance.push_back({now0, max_attention * n / sum_attention});
 
-    Flows load, push;
-    for (size_t i = 0; i < n; ++i) plan_transfers(pes_[members[i]], batches[i], load, push);
+    Flows load, push, exchange;
+    for (size_t i = 0; i < n; ++i) {
+      plan_transfers(pes_[members[i]], batches[i], load, push);
+      if (exchanges_ && plan.exchange_bytes > 0) exchange[{hosts[i], hosts[i]}] += plan.exchange_bytes;
+    }
     std::fill(busy.begin(), busy.end(), 0.0);
     GroupCompute compute(c_.gpu, hosts, plan, work, busy);
-    pipeline_.run(c_.transport, ForwardPass{load, push, plan.layer_s, m.layers}, compute);
+    pipeline_.run(c_.transport, ForwardPass{load, push, plan.layer_s, m.layers, &exchange}, compute);
 
     if (c_.timeline != nullptr)
       for (size_t i = 0; i < n; ++i)

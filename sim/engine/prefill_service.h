@@ -1,7 +1,8 @@
 // PrefillService: the prefill engines (one per GPU of the prefill nodes) and their forward passes. One
-// actor per DP-attention group: an EP model's cluster.prefill_dp_group_gpus PE GPUs run each layer
-// together, because DP attention is followed by the EP MoE exchange (DualPath §6.2); other models, and
-// the default group of 1, run each GPU on its own.
+// actor per DP-attention group: an EP model's PE GPUs run each layer together, because DP attention is
+// followed by the EP MoE exchange (DualPath §6.2): by default the whole EP group (every PE GPU), or
+// cluster.prefill_dp_group_gpus of them; other models run each GPU on its own. Each GPU of an EP group that
+// spans nodes sends its share of the exchange through its CNIC as a collective flow (transport.h).
 //
 // A pass: every GPU of the group forms its batch FIFO from its requests whose KV is in a buffer, under
 // the compute quota (§6.2) with the last request chunked by binary search (cost/batch_quota.h); the
@@ -70,6 +71,8 @@ class PrefillService {
   Dispatcher* dispatcher_ = nullptr;
   TurnEvents* turns_ = nullptr;
   double hbm_kv_ = 0;
+  cost::EpGroup ep_;          // the prefill role's EP group
+  bool exchanges_ = false;    // it spans nodes: each pass's exchange crosses the CNICs
   cost::BatchLimits limits_;  // a GPU's batch: the compute quota and its HBM for KV
   std::vector<PrefillEngineState> pes_;
   std::vector<std::vector<int>> pass_groups_;  // PEs per DP-attention group

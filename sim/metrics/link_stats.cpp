@@ -30,6 +30,10 @@ void LinkStats::on_start(const std::vector<int>& links, double bytes, transport:
   for (int i : links) started_bytes_[i] += bytes;
 }
 
+void LinkStats::on_cancel(const std::vector<int>& links, double bytes, transport::TrafficClass) {
+  for (int i : links) started_bytes_[i] -= bytes;
+}
+
 void LinkStats::on_progress(const std::vector<int>& links, double bytes, transport::TrafficClass) {
   for (int i : links) window_bytes_[i] += bytes;
 }

@@ -41,6 +41,7 @@ class LinkStats : public transport::TransferObserver {
 
   void on_start(const std::vector<int>& links, double bytes, transport::TrafficClass c) override;
   void on_progress(const std::vector<int>& links, double bytes, transport::TrafficClass c) override;
+  void on_cancel(const std::vector<int>& links, double bytes, transport::TrafficClass c) override;
 
   // Byte conservation, after finish(): the largest relative gap, over links, between the bytes credited
   // to a link and the sum of the sizes of the transfers whose route crosses it (0 when every transfer

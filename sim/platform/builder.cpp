@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <simgrid/s4u.hpp>
 
+#include "sim/storage/read_rate.h"
+
 namespace sim::platform {
 
 namespace sg4 = simgrid::s4u;
@@ -46,11 +48,13 @@ class QosTags {
                       hw.qos_weight_collective) {}
   bool on() const { return on_; }
   // `up` with the host's tag in front (unchanged without QoS).
+  // `tags`: how many tags the route stands for (2 for a loopback, which has no destination's tag).
   std::vector<sg4::LinkInRoute> tagged(sg4::NetZone* zone, PlatformHandles& h, const std::string& host,
-                                       std::vector<sg4::LinkInRoute> up, bool collective) const {
+                                       std::vector<sg4::LinkInRoute> up, bool collective,
+                                       int tags = 1) const {
     if (!on_) return up;
     auto* tag = zone->create_link(host + ".qos", kTagBandwidthBps);
-    tag->set_latency(collective ? collective_s_ : kv_s_)->seal();
+    tag->set_latency(tags * (collective ? collective_s_ : kv_s_))->seal();
     h.qos_tags.push_back(tag);
     up.insert(up.begin(), sg4::LinkInRoute(tag));
     return up;
@@ -64,7 +68,7 @@ class QosTags {
 }  // namespace
 
 PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes, int decode_nodes,
-                               bool class_weights) {
+                               bool class_weights, double storage_block_bytes) {
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e18");  // no window cap on RDMA-like flows
@@ -95,11 +99,9 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
     route(zone, node.dram, qos.tagged(zone, h, p + ".dram", {sg4::LinkInRoute(dram)}, false));
     node.storage = zone->create_host(p + ".storage", 1.0)->seal();
     std::vector<sg4::LinkInRoute> storage_up;
-    // The storage backend behind the SNIC: an explicit per-node bandwidth, or the SNIC rate scaled by the
-    // storage efficiency. Per node, so no link is crossed by every flow.
-    const double backend_bw = hw.storage_bw_per_node_Bps > 0 ? hw.storage_bw_per_node_Bps
-                              : hw.storage_efficiency < 1    ? hw.storage_efficiency * hw.snic_bw_Bps
-                                                             : 0;
+    // The storage backend behind the SNIC (storage/read_rate.h). Per node, so no link is crossed by every
+    // flow.
+    const double backend_bw = storage::backend_Bps(hw, storage_block_bytes);
     if (backend_bw > 0) {
       auto* backend =
           duplex(zone, h, p + ".storage", backend_bw, 0, ResourceClass::kStorage, "read", "write", n, -1);
@@ -130,10 +132,18 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
       buf_up.emplace_back(cnic, Dir::UP);
       route(zone, gpu, qos.tagged(zone, h, q, gpu_up, false));
       route(zone, buf, qos.tagged(zone, h, q + ".buf", buf_up, false));
+      // The GPU's EP exchange (a collective from the GPU to itself): out through its CNIC and back in, as a
+      // balanced all-to-all loads every CNIC of the group with as many bytes each way (transport.h).
+      std::vector<sg4::LinkInRoute> loop = gpu_up;
+      for (auto it = gpu_up.rbegin(); it != gpu_up.rend(); ++it) loop.emplace_back(it->get_link(), Dir::DOWN);
       if (qos.on()) {  // the GPU's collective endpoint: the GPU's links, the collectives' tag
         auto* ep = zone->create_host(q + ".ep", 1.0)->seal();
         route(zone, ep, qos.tagged(zone, h, q + ".ep", gpu_up, true));
+        zone->add_route(ep->get_netpoint(), ep->get_netpoint(), nullptr, nullptr,
+                        qos.tagged(zone, h, q + ".ep.loop", loop, true, 2), false);
         node.eps.push_back(ep);
+      } else {
+        zone->add_route(gpu->get_netpoint(), gpu->get_netpoint(), nullptr, nullptr, loop, false);
       }
       node.gpus.push_back(gpu);
       node.bufs.push_back(buf);

@@ -10,8 +10,9 @@ namespace sim::platform {
 // creates the zone, hosts and links, and seals the platform. With `class_weights` (network.qos =
 // priority) the traffic classes share links by the hardware's qos weights (handles.h).
 // REQUIRES: a simgrid::s4u::Engine exists and no platform was loaded yet; prefill_nodes, decode_nodes >= 1;
-// with class_weights, hw.link_latency_s == 0 (checked by the scenario loader).
+// with class_weights, hw.link_latency_s == 0 (checked by the scenario loader). `storage_block_bytes`: the
+// bytes of one storage block, for the per-block cost of storage/read_rate.h (0 = none).
 PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes, int decode_nodes,
-                               bool class_weights = false);
+                               bool class_weights = false, double storage_block_bytes = 0);
 
 }  // namespace sim::platform

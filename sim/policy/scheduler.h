@@ -28,9 +28,10 @@ struct Placement {
 struct SchedulerContext {
   const config::HardwareSpec* hardware = nullptr;  // the run's (null in tests that give the thresholds)
   const config::ModelSpec* model = nullptr;
-  double alpha_tokens = 0;        // short-read-queue threshold (tokens); 0 = the policy derives it
-  double beta_tokens = 0;         // unfinished-token cap of a PE (tokens); 0 = the policy derives it
-  double kv_bytes_per_token = 0;  // DE HBM bytes a request's token occupies
+  double alpha_tokens = 0;          // short-read-queue threshold (tokens); 0 = the policy derives it
+  double beta_tokens = 0;           // unfinished-token cap of a PE (tokens); 0 = the policy derives it
+  double kv_bytes_per_token = 0;    // DE HBM bytes a request's token occupies
+  double storage_block_tokens = 0;  // tokens of a storage block (storage/read_rate.h); 0 = large blocks
 };
 
 // (index into the queue given, engine id) pairs, in assignment order; the indices are 0, 1, ..., n-1 (the

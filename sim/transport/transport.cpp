@@ -109,6 +109,20 @@ Status Transport::wait(Handle handle) {
   return st;
 }
 
+double Transport::cancel(Handle handle) {
+  Flow& f = flows_[handle];
+  double sent = f.size;
+  if (f.comm) {
+    sent = f.size - f.comm->get_remaining();
+    f.comm->cancel();
+    report(f, sent);
+    if (observer_ != nullptr && f.size - sent > 0) observer_->on_cancel(*f.route, f.size - sent, f.cls);
+  }
+  f.comm = nullptr;
+  free_.push_back(handle);
+  return sent;
+}
+
 void Transport::settle() {
   for (auto& f : flows_)
     if (f.comm) report(f, f.size - f.comm->get_remaining());

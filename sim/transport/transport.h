@@ -27,6 +27,8 @@ class TransferObserver {
   virtual void on_start(const std::vector<int>& links, double bytes, TrafficClass c) = 0;
   // `bytes` more of a transfer crossed every link of `links` (its progress since the last report).
   virtual void on_progress(const std::vector<int>& links, double bytes, TrafficClass c) = 0;
+  // A transfer was cancelled with `bytes` of it never sent: they will not cross `links`.
+  virtual void on_cancel(const std::vector<int>& links, double bytes, TrafficClass c) = 0;
 };
 
 class Transport {
@@ -42,11 +44,16 @@ class Transport {
   // Starts a transfer of `bytes` from `from` to `to` (bytes < 1: nothing is sent, and waiting returns at
   // once). max_rate_Bps > 0 bounds its rate (a SimGrid bound: at most that, less when links are shared).
   // A collective runs between the GPUs' collective endpoints when the platform has them (network.qos =
-  // priority, platform/handles.h); `from` and `to` name the GPUs either way.
+  // priority, platform/handles.h); `from` and `to` name the GPUs either way. A collective from a GPU to
+  // itself is its share of a balanced all-to-all (an EP exchange): it leaves through the GPU's CNIC and
+  // comes back in, so it loads that CNIC with its bytes in each direction and no other node's links.
   Handle start(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
                TrafficClass c = TrafficClass::kKv, double max_rate_Bps = -1);
   // Waits for a transfer and reports its last bytes. Call once per handle. An error names the ends.
   Status wait(Handle handle);
+  // Stops a transfer nobody waits for; returns the bytes it had sent, which are reported, while the rest is
+  // withdrawn from the observer's count. The handle is free afterwards (do not wait for it).
+  double cancel(Handle handle);
   // start() + wait().
   Status send(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
               TrafficClass c = TrafficClass::kKv) {

@@ -5,7 +5,7 @@
 //   SNIC S = 10 GB/s per direction, the slowest link; CNIC C = 500 GB/s; DRAM 10 TB/s (never binds);
 //   storage efficiency 1 (reads at the SNIC line rate); GPU 1e18 FLOP/s and HBM at 1e18 B/s, so prefill
 //   compute (< 1e-6 s per turn here) and the FLOP/HBM terms of a decode step (< 1e-7 s) vanish, and a
-//   decode step costs the model's decode_step_overhead_s (tau = 0.5 ms);
+//   decode step costs the hardware's kernels.decode_step_overhead_s (tau = 0.5 ms);
 //   the model moves kv = layers x bytes_per_token_layer = 10 x 100,000 B = 1 MB per token.
 // Every number below is read from those files and the trace, not retyped.
 #include <catch2/catch.hpp>
@@ -37,7 +37,7 @@ IoPlatform io_platform() {
   p.kv = per_layer * model.at("layers").get<double>();
   p.S = hw.at("snic").at("bw_Bps").get<double>() * hw.at("storage").value("efficiency", 1.0);
   p.C = hw.at("cnic").at("bw_Bps").get<double>();
-  p.tau = model.at("efficiency").at("decode_step_overhead_s").get<double>();
+  p.tau = hw.at("kernels").at("decode_step_overhead_s").get<double>();
   REQUIRE(p.S < p.C / 10);  // the fixture's premise: the SNIC is by far the slowest link
   return p;
 }

@@ -27,10 +27,12 @@
 // Policy: PE read path, Basic (no layerwise: load all, compute, push all), FIFO batches (one request),
 //   persist_interval_s 0 (every persist write as soon as it is due).
 //
-// Prefill of a chunk of b new tokens over c cached ones (one GPU):
-//   L x [4096 x sum_{i=1..b} (c + i) / (F x peak_factor x attention_mfu)
-//        + 2 x P / L x b / (F x peak_factor x prefill_mfu) + prefill_layer_overhead]
-//   F x peak_factor x mfu = 1e14 x 1 x 0.5 = 5e13 FLOP/s for both; overhead 0.001 s.
+// Prefill of a chunk of b new tokens over c cached ones (one GPU; a dense model: no experts):
+//   L x [4096 x sum_{i=1..b} (c + i) / (F x kernels.prefill_attention)
+//        + max(2 x P / L x b / (F x kernels.gemm), weights / L / (HBM x kernels.gemm_hbm))
+//        + kernels.prefill_layer_overhead_s]
+//   F x 0.5 = 5e13 FLOP/s for both; the weight read 2e9 B / 5e11 = 0.004 s per layer is below the
+//   GEMM's FLOP time for these chunks; overhead 0.001 s.
 //   turn 0: c 0, b 990: sum = 990 x 991 / 2 = 490,545
 //     10 x (4096 x 490,545 / 5e13 + 2e9 x 990 / 5e13 + 0.001) = 10 x (4.01854464e-5 + 0.0396 + 0.001)
 //     = 0.406401854464
@@ -38,12 +40,13 @@
 //     10 x (4096 x 1,500,500 / 5e13 + 2e9 x 1000 / 5e13 + 0.001) = 10 x (1.2292096e-4 + 0.04 + 0.001)
 //     = 0.4112292096
 // Decode step, batch 1, context C = hit + miss + 1 (the first token comes from the prefill):
-//   compute = L x (4096 x C + 2 x P / L) / (F x peak_factor x decode_mfu = 2.5e13)
-//   memory  = (weights 2e10 + L x 1e5 x C) / (HBM 1e12 x decode_hbm_efficiency 0.5 = 5e11)
-//   tau = max(compute, memory) + decode_step_overhead 0.001; the DE takes gen - 1 steps.
-//   turn 0: C = 991: compute 2.004059136e10 / 2.5e13 = 8.016e-4, memory 2.0991e10 / 5e11 = 0.041982
+//   attention = max(L x 4096 x C / (F x kernels.decode_attention = 2.5e13),
+//                   L x 1e5 x C / (HBM 1e12 x kernels.attention_hbm 0.5 = 5e11))
+//   GEMMs     = L x max(2 x P / L x 1 / 5e13 = 4e-5, weights 2e9 per layer / 5e11 = 0.004) = 0.04
+//   tau = attention + GEMMs + kernels.decode_step_overhead_s 0.001; the DE takes gen - 1 steps.
+//   turn 0: C = 991: attention max(1.6236e-6, 9.91e8 / 5e11 = 0.001982) = 0.001982
 //     tau 0.042982, 9 steps: 0.386838
-//   turn 1: C = 2001: compute 2.008196096e10 / 2.5e13 = 8.033e-4, memory 2.2001e10 / 5e11 = 0.044002
+//   turn 1: C = 2001: attention max(3.2784e-6, 2.001e9 / 5e11 = 0.004002) = 0.004002
 //     tau 0.045002, 10 steps: 0.45002
 // Transfers (bytes / bandwidth):
 //   turn 0: push 990 x 1e6 = 9.9e8 B / 2.5e10 = 0.0396; DE H2D 9.9e8 / 2.5e10 = 0.0396; persist of the
@@ -177,11 +180,11 @@ constexpr double kSnicBps = 10e9, kCnicBps = 25e9;
 constexpr double kGpuFlops = 1e14, kHbmBps = 1e12;
 // model.json
 constexpr double kLayers = 10, kKvLayer = 1e5, kParams = 1e10, kWeightBytes = 2 * kParams;
-constexpr double kKv = kLayers * kKvLayer;               // 1e6 B per token
-constexpr double kPairFlops = 2 * 8 * (128 + 128);       // 2 x heads x (qk + v), per (query, token) per layer
-constexpr double kPrefillFlops = kGpuFlops * 1.0 * 0.5;  // x peak_factor x attention_mfu (= prefill_mfu)
-constexpr double kDecodeFlops = kGpuFlops * 1.0 * 0.25;  // x peak_factor x decode_mfu
-constexpr double kDecodeHbmBps = kHbmBps * 0.5;          // x decode_hbm_efficiency
+constexpr double kKv = kLayers * kKvLayer;          // 1e6 B per token
+constexpr double kPairFlops = 2 * 8 * (128 + 128);  // 2 x heads x (qk + v), per (query, token) per layer
+constexpr double kPrefillFlops = kGpuFlops * 0.5;   // x kernels.prefill_attention (= kernels.gemm)
+constexpr double kDecodeFlops = kGpuFlops * 0.25;   // x kernels.decode_attention
+constexpr double kDecodeHbmBps = kHbmBps * 0.5;     // x kernels.attention_hbm (= kernels.gemm_hbm)
 constexpr double kLayerOverhead = 0.001, kStepOverhead = 0.001;
 // one_agent.jsonl: turn 0 appends 990 and generates 10; turn 1 appends 1000 and generates 11.
 constexpr double kMiss0 = 990, kGen0 = 10, kHit1 = kMiss0 + kGen0, kMiss1 = 1000, kGen1 = 11;
@@ -189,15 +192,18 @@ constexpr double kMiss0 = 990, kGen0 = 10, kHit1 = kMiss0 + kGen0, kMiss1 = 1000
 // Prefill of b new tokens over c cached ones, one request on one GPU.
 double prefill_s(double c, double b) {
   const double attended = c * b + b * (b + 1) / 2;  // sum over i = 1..b of (c + i)
-  return kLayers *
-         (kPairFlops * attended / kPrefillFlops + 2 * kParams / kLayers * b / kPrefillFlops + kLayerOverhead);
+  const double gemm =
+      std::max(2 * kParams / kLayers * b / kPrefillFlops, kWeightBytes / kLayers / kDecodeHbmBps);
+  return kLayers * (kPairFlops * attended / kPrefillFlops + gemm + kLayerOverhead);
 }
 
 // `steps` decode steps of a batch of one request whose context is `context` tokens.
 double decode_s(double context, double steps) {
-  const double compute = kLayers * (kPairFlops * context + 2 * kParams / kLayers) / kDecodeFlops;
-  const double memory = (kWeightBytes + kLayers * kKvLayer * context) / kDecodeHbmBps;
-  return steps * (std::max(compute, memory) + kStepOverhead);
+  const double attention =
+      std::max(kLayers * kPairFlops * context / kDecodeFlops, kLayers * kKvLayer * context / kDecodeHbmBps);
+  const double gemm =
+      kLayers * std::max(2 * kParams / kLayers / kPrefillFlops, kWeightBytes / kLayers / kDecodeHbmBps);
+  return steps * (attention + gemm + kStepOverhead);
 }
 
 std::string describe_comms() {

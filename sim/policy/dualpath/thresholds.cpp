@@ -3,20 +3,20 @@
 #include <algorithm>
 
 #include "sim/core/check.h"
+#include "sim/storage/read_rate.h"
 
 namespace sim::policy::dualpath {
 
-double storage_read_Bps(const config::HardwareSpec& hw) {
-  const double backend =
-      hw.storage_bw_per_node_Bps > 0 ? hw.storage_bw_per_node_Bps : hw.storage_efficiency * hw.snic_bw_Bps;
-  return std::min(hw.snic_bw_Bps, backend);
+double storage_read_Bps(const config::HardwareSpec& hw, double block_bytes) {
+  return storage::read_Bps(hw, block_bytes);
 }
 
-double alpha_tokens(const config::HardwareSpec& hw, const config::ModelSpec& m, double window_s) {
+double alpha_tokens(const config::HardwareSpec& hw, const config::ModelSpec& m, double window_s,
+                    double block_tokens) {
   SIM_CHECK(window_s > 0, "alpha window {} s <= 0", window_s);
   const double per_token = cost::kv_bytes_per_token(m);
   SIM_CHECK(per_token > 0, "model {}: no KV bytes per token", m.name);
-  return storage_read_Bps(hw) * window_s / per_token;
+  return storage_read_Bps(hw, per_token * block_tokens) * window_s / per_token;
 }
 
 double beta_tokens(const config::HardwareSpec& hw, const config::ModelSpec& m, const cost::Chunk& typical,
@@ -24,8 +24,8 @@ double beta_tokens(const config::HardwareSpec& hw, const config::ModelSpec& m, c
   SIM_CHECK(window_s > 0, "beta window {} s <= 0", window_s);
   SIM_CHECK(typical.bsz > 0 && typical.cached >= 0, "typical request cached {} bsz {}", typical.cached,
             typical.bsz);
-  const double prefill_s =
-      m.layers * (cost::attention_time_s(m, hw, {typical}) + cost::linear_time_s(m, hw, typical.bsz));
+  const double prefill_s = m.layers * (cost::attention_time_s(m, hw, {typical}) +
+                                       cost::linear_time_s(m, hw, typical.bsz, m.weight_shards));
   return window_s * (typical.cached + typical.bsz) / prefill_s;
 }
 

@@ -19,21 +19,22 @@ constexpr double kBetaWindowS = 5.0;   // beta: prefill time of the unfinished-t
 // The context is taken as 32,700 tokens exactly.
 constexpr cost::Chunk kPaperTypicalTurn{32700, 429};
 
-// Bytes/s one node reads from storage: what the platform builder gives a read, min(SNIC line rate,
-// backend rate), where the backend rate is storage_bw_per_node_Bps when > 0, else the SNIC rate x
-// storage_efficiency.
-double storage_read_Bps(const config::HardwareSpec& hw);
+// Bytes/s one node reads from storage in blocks of `block_bytes`: what the platform builder gives a read,
+// min(SNIC line rate, backend rate) (storage/read_rate.h; block_bytes <= 0: large blocks).
+double storage_read_Bps(const config::HardwareSpec& hw, double block_bytes = 0);
 
-// alpha = storage_read_Bps(hw) x window_s / kv_bytes_per_token(m): the hit tokens one node's read
-// queue drains in window_s (all layers of a token are read together). REQUIRES: window_s > 0.
+// alpha = storage_read_Bps(hw, block) x window_s / kv_bytes_per_token(m): the hit tokens one node's read
+// queue drains in window_s (all layers of a token are read together, in Full Blocks of `block_tokens`
+// tokens; 0 = large blocks). REQUIRES: window_s > 0.
 double alpha_tokens(const config::HardwareSpec& hw, const config::ModelSpec& m,
-                    double window_s = kAlphaWindowS);
+                    double window_s = kAlphaWindowS, double block_tokens = 0);
 
 // beta = window_s x tokens(typical) / prefill_s(typical): the tok_e a PE GPU works off in window_s
 // when its requests look like `typical`, where
 //   tokens(typical)    = cached + bsz, in tok_e's unit (tok_e counts hit + miss tokens, pe_tokens);
 //   prefill_s(typical) = layers x (attention_time_s({typical}) + linear_time_s(bsz)): the compute of
-//                        the request's prefill on one GPU.
+//                        the request's prefill on one GPU, its experts sharded over the model file's
+//                        params.weight_shards.
 // The per-layer batch overhead (prefill_layer_overhead_s) is left out: it is paid once per forward batch
 // and shared by all of the batch's requests, so it is not a per-request cost. Pass the workload's mean
 // (hit, miss) per turn as `typical` to fit beta to a trace. REQUIRES: typical.bsz > 0, window_s > 0.

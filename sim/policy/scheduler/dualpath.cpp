@@ -27,8 +27,9 @@ class DualPathScheduler : public SchedulerPolicy {
   void configure(const SchedulerContext& ctx) override {
     ctx_ = ctx;
     if (ctx.hardware == nullptr || ctx.model == nullptr) return;
-    ctx_.alpha_tokens =
-        dualpath::resolve_threshold(ctx.alpha_tokens, dualpath::alpha_tokens(*ctx.hardware, *ctx.model));
+    ctx_.alpha_tokens = dualpath::resolve_threshold(
+        ctx.alpha_tokens,
+        dualpath::alpha_tokens(*ctx.hardware, *ctx.model, dualpath::kAlphaWindowS, ctx.storage_block_tokens));
     ctx_.beta_tokens =
         dualpath::resolve_threshold(ctx.beta_tokens, dualpath::beta_tokens(*ctx.hardware, *ctx.model));
   }

@@ -10,22 +10,23 @@ namespace {
 
 using Verdict = QuotaBatchFormer::Verdict;
 
-// A dense toy model on a 4 FLOP/s GPU: 2 x 1 x (1 + 1) = 4 FLOPs per (query, attended token) pair, so
-// the predicted attention time in seconds equals the attended tokens: sum over i = 1..bsz of cached + i.
+// A dense toy model on a GPU whose prefill attention runs at 4 FLOP/s: 2 x 1 x (1 + 1) = 4 FLOPs per
+// (query, attended token) pair, so the predicted attention time in seconds equals the attended tokens:
+// sum over i = 1..bsz of cached + i.
 config::ModelSpec toy_model() {
   config::ModelSpec m;
   m.layers = 1;
   m.heads = 1;
   m.qk_head_dim = 1;
   m.v_head_dim = 1;
-  m.attention_mfu = 1;
-  m.peak_flops_factor = 1;
   return m;
 }
 
 config::HardwareSpec toy_hw() {
   config::HardwareSpec hw;
   hw.gpu_flops = 4;
+  hw.k_prefill_attention = 1;  // the whole peak
+  hw.k_gemm = 0.5;             // the GEMM rate must not enter the quota (a former on it would be 2x off)
   return hw;
 }
 
@@ -119,11 +120,14 @@ TEST_CASE("Batch quota: batch time exactly at the quota -> it fits, whole or cut
 //                                                    = 2 x 128 x (576 + 512) = 278,528 FLOPs
 //   indexer per (query, scored token) pair:          2 x indexer_heads x indexer_head_dim
 //                                                    = 2 x 64 x 128 = 16,384 FLOPs
-//   attention FLOP/s: gpu_flops x peak_flops_factor x attention_mfu = 1.979e15 x 1 x 0.045 = 8.9055e13
-//   quota 0.3 s -> 0.3 x 8.9055e13 = 26,716,500,000,000 FLOPs per layer.
+//   main attention FLOP/s: gpu.flops x kernels.prefill_attention = 1.979e15 x 0.3234 = 6.400086e14
+//   indexer FLOP/s:        gpu.flops x kernels.indexer           = 1.979e15 x 0.063  = 1.24677e14
 // New token i of a chunk (cached c, bsz b) attends min(2048, c + i) tokens (sparse_topk 2048) and the
-// indexer scores all c + i of them.
+// indexer scores all c + i of them. The predicted time of a chunk is main FLOPs / 6.400086e14 + indexer
+// FLOPs / 1.24677e14.
 namespace {
+
+constexpr double kMainFlops = 6.400086e14, kIndexerFlops = 1.24677e14;
 
 struct Ds660b {
   config::ModelSpec m;
@@ -142,48 +146,65 @@ Ds660b ds660b() {
   REQUIRE(m->sparse_topk == 2048);
   REQUIRE(m->indexer_heads == 64);
   REQUIRE(m->indexer_head_dim == 128);
-  REQUIRE(m->attention_mfu == 0.045);
-  REQUIRE(m->peak_flops_factor == 1.0);
   REQUIRE(hw->gpu_flops == 1.979e15);
+  REQUIRE(hw->k_prefill_attention == 0.3234);
+  // kernels.indexer is a CALIBRATION value: set to what the file had when this was written, so that a
+  // refit does not move the hand computations (hardware_test.cpp checks the file's value).
+  hw->k_indexer = 0.063;
   return {*m, *hw};
 }
 
 }  // namespace
 
-TEST_CASE("Batch quota: ds660b, 429-token appends on 32,768 cached at 300 ms -> 56 whole, the 57th cut to 27",
-          "[unit]") {
+TEST_CASE(
+    "Batch quota: ds660b, 429-token appends on 32,768 cached at 300 ms -> 133 whole, the 134th cut to 352",
+    "[unit]") {
   // The paper's trace (§3): 429 appended tokens on a ~32.7K context. With c = 32,768 >= 2048 every new
   // token attends exactly 2048 tokens, so a chunk of b tokens costs
-  //   278,528 x 2048 b + 16,384 x (32,768 b + b(b+1)/2) = 1,107,296,256 b + 8,192 b(b+1) FLOPs.
-  //   b = 429: 475,030,093,824 + 1,511,178,240 = 476,541,272,064 FLOPs (5.35 ms).
-  //   56 requests: 26,686,311,235,584 <= 26,716,500,000,000; 57: 27,162,852,507,648 > it.
-  //   Left for the 57th: 30,188,764,416 FLOPs. b = 27: 29,896,998,912 + 6,193,152 = 29,903,192,064 fits
-  //   (batch 0.2999968 s); b = 28: 31,004,295,168 + 6,651,904 = 31,010,947,072 does not (0.3000092 s).
+  //   main 278,528 x 2048 b = 570,425,344 b FLOPs, indexer 16,384 x (32,768 b + b(b+1)/2)
+  //   = 536,870,912 b + 8,192 b(b+1) FLOPs.
+  //   b = 429: main 244,712,472,576 / 6.400086e14 = 0.3823581 ms; indexer 230,317,621,248 + 1,511,178,240
+  //   = 231,828,799,488 / 1.24677e14 = 1.8594352 ms; 2.2417933 ms per request.
+  //   133 requests: 0.2981585 s <= 0.3 s; 134: 0.3004003 s > it. Left for the 134th: 1.8415 ms.
+  //   b = 352: main 200,789,721,088 (0.3137 ms), indexer 188,978,561,024 + 1,017,905,152 = 189,996,466,176
+  //   (1.5239 ms): 1.8376392 ms fits (batch 0.2999961 s); b = 353: main 201,360,146,432, indexer
+  //   190,539,120,640: 1.8428830 ms does not (batch 0.3000014 s).
+  // A quota with the indexer at the main attention's rate would take 402 requests; at the GEMM rate more.
   const Ds660b d = ds660b();
-  const std::vector<Chunk> cs(60, Chunk{32768, 429});
+  const std::vector<Chunk> cs(140, Chunk{32768, 429});
   BatchLimits lim;
   lim.quota_s = 0.3;
   const QuotaBatch b = form_quota_batch(cs, d.m, d.hw, lim);
-  CHECK(b.whole == 56);
-  CHECK(b.chunk_bsz == 27);
-  // 26,716,214,427,648 FLOPs / 8.9055e13 FLOP/s = 0.2999968 s.
-  CHECK(attention_time_s(d.m, d.hw, chunks_of(b, cs)) == Approx(26'716'214'427'648.0 / 8.9055e13));
+  CHECK(b.whole == 133);
+  CHECK(b.chunk_bsz == 352);
+  CHECK(attention_time_s(d.m, d.hw, chunks_of(b, cs)) ==
+        Approx(133 * (244'712'472'576.0 / kMainFlops + 231'828'799'488.0 / kIndexerFlops) +
+               200'789'721'088.0 / kMainFlops + 189'996'466'176.0 / kIndexerFlops));
+  CHECK(attention_time_s(d.m, d.hw, chunks_of(b, cs)) == Approx(0.2999961).epsilon(1e-6));
 }
 
-TEST_CASE("Batch quota: ds660b, a lone fresh 64K-token prompt at 300 ms -> chunked to 32,598 tokens",
+TEST_CASE("Batch quota: ds660b, a lone fresh prompt at 300 ms -> 16K joins whole, 64K is cut to 61,229",
           "[unit]") {
   // c = 0: tokens 1..2048 attend their causal prefix (2048 x 2049 / 2 = 2,098,176 pairs), every later one
   // 2048 tokens; the indexer scores b(b+1)/2 pairs. For b >= 2048:
-  //   278,528 x (2,098,176 + 2048 (b - 2048)) + 16,384 x b(b+1)/2
-  //   = 570,425,344 b - 583,830,339,584 + 8,192 b(b+1) FLOPs.
-  //   b = 32,598: 18,594,725,363,712 - 583,830,339,584 + 8,705,328,758,784 = 26,716,223,782,912 fits;
-  //   b = 32,599: 18,595,295,789,056 - 583,830,339,584 + 8,705,862,860,800 = 26,717,328,310,272 does not.
+  //   main 278,528 x (2,098,176 + 2048 (b - 2048)) = 570,425,344 b - 583,830,339,584 FLOPs;
+  //   indexer 16,384 x b(b+1)/2 = 8,192 b(b+1) FLOPs.
+  //   b = 16,384: main 8,762,018,496,512 (13.690 ms), indexer 2,199,157,473,280 (17.639 ms): 31.33 ms,
+  //   fits whole.
+  //   b = 61,229: main 34,342,743,048,192 (53.660 ms), indexer 30,712,231,280,640 (246.334 ms):
+  //   0.2999942 s fits;
+  //   b = 61,230: main 34,343,313,473,536, indexer 30,713,234,472,960: 0.3000031 s does not.
   const Ds660b d = ds660b();
   BatchLimits lim;
   lim.quota_s = 0.3;
+  const QuotaBatch whole = form_quota_batch({{0, 16384}}, d.m, d.hw, lim);
+  CHECK(whole.whole == 1);
+  CHECK(whole.chunk_bsz == 0);
+  CHECK(attention_time_s(d.m, d.hw, {{0, 16384}}) ==
+        Approx(8'762'018'496'512.0 / kMainFlops + 2'199'157'473'280.0 / kIndexerFlops));
   const QuotaBatch b = form_quota_batch({{0, 65536}}, d.m, d.hw, lim);
   CHECK(b.whole == 0);
-  CHECK(b.chunk_bsz == 32598);
+  CHECK(b.chunk_bsz == 61229);
 }
 
 }  // namespace sim::cost

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,97 @@ ModelSpec real_model(const std::string& name) {
   REQUIRE(m.is_ok());
   return *m;
 }
+
+HardwareSpec real_hardware(const std::string& name) {
+  StatusOr<HardwareSpec> hw =
+      config::load_hardware(std::string(DPSIM_SOURCE_DIR) + "/models/hardware/" + name + ".json");
+  INFO(error_of(hw));
+  REQUIRE(hw.is_ok());
+  return *hw;
+}
+
+// hopper-8x400g for the hand computations below. The REQUIREs pin the published numbers the arithmetic
+// reads (a changed file fails here, not as a wrong number). The CALIBRATION values (kernels.indexer,
+// storage.request_overhead_s) and the overheads are set here, to the values the file had when these
+// tests were written, so that refitting them does not move every hand computation; what the file holds
+// now is checked once, in hardware_test.cpp.
+HardwareSpec hopper() {
+  HardwareSpec hw = real_hardware("hopper-8x400g");
+  REQUIRE(hw.gpus_per_node == 8);
+  REQUIRE(hw.gpu_flops == 1.979e15);
+  REQUIRE(hw.gpu_bf16_flops == 989e12);
+  REQUIRE(hw.gpu_hbm_bw_Bps == 3.35e12);
+  REQUIRE(hw.k_prefill_attention == 0.3234);
+  REQUIRE(hw.k_decode_attention == 0.2072);
+  REQUIRE(hw.k_gemm == 0.6468);
+  REQUIRE(hw.k_gemm_hbm == 0.7964);
+  REQUIRE(hw.k_attention_hbm == 0.8955);
+  REQUIRE(hw.nvlink_bw_Bps == 160e9);
+  hw.k_indexer = 0.063;
+  hw.storage_request_overhead_s = 40e-6;
+  hw.prefill_layer_overhead_s = 0;
+  hw.decode_step_overhead_s = 0;
+  return hw;
+}
+
+// ds660b on hopper-8x400g, the pair the hand computations below use. The REQUIREs pin every field the
+// arithmetic in the comments reads, so a changed file fails here rather than as a wrong number.
+struct Ds660bHopper {
+  ModelSpec m;
+  HardwareSpec hw;
+};
+
+Ds660bHopper ds660b_hopper() {
+  Ds660bHopper d{real_model("ds660b"), hopper()};
+  const ModelSpec& m = d.m;
+  REQUIRE(m.layers == 61);
+  REQUIRE(m.active_params == 37e9);
+  REQUIRE(m.total_params == 671e9);
+  REQUIRE(m.replicated_params == 17.97e9);
+  REQUIRE(m.weight_bytes_per_param == 1);
+  REQUIRE(m.weight_shards == 16);
+  REQUIRE(m.heads == 128);
+  REQUIRE(m.qk_head_dim == 576);
+  REQUIRE(m.v_head_dim == 512);
+  REQUIRE(m.sparse_topk == 2048);
+  REQUIRE(m.indexer_heads == 64);
+  REQUIRE(m.indexer_head_dim == 128);
+  REQUIRE(m.moe_layers == 58);
+  REQUIRE(m.routed_experts == 256);
+  REQUIRE(m.active_experts == 8);
+  REQUIRE(m.expert_params == 44040192);
+  REQUIRE(m.hidden == 7168);
+  REQUIRE(m.max_nodes_per_token == 4);
+  REQUIRE(m.dispatch_bytes_per_value == 1.03125);
+  REQUIRE(m.combine_bytes_per_value == 2);
+  REQUIRE(m.gemm_precision == "fp8");
+  return d;
+}
+
+// The rates of hopper() (gpu_rates), by hand:
+//   prefill attention 1.979e15 x 0.3234 = 6.400086e14 FLOP/s
+//   decode attention  1.979e15 x 0.2072 = 4.100488e14 FLOP/s
+//   DSA indexer       1.979e15 x 0.063  = 1.24677e14 FLOP/s (prefill and decode)
+//   GEMM (FP8)        1.979e15 x 0.6468 = 1.2800172e15 FLOP/s;  GEMM (BF16) 989e12 x 0.6468 = 6.396852e14
+//   weight reads      3.35e12 x 0.7964  = 2.66794e12 B/s
+//   KV reads          3.35e12 x 0.8955  = 2.999925e12 B/s
+constexpr double kRpa = 6.400086e14, kRda = 4.100488e14, kRgemm = 1.2800172e15, kRgemmBf16 = 6.396852e14;
+constexpr double kRidx = 1.24677e14, kRwb = 2.66794e12, kRkv = 2.999925e12;
+
+// ds660b per-layer quantities, by hand (§"Compute" of models/llm/README.md):
+//   routed active params  = moe.layers x active_experts x expert_params = 58 x 8 x 44,040,192
+//                         = 20,434,649,088
+//   dense active params per layer = (37e9 - 20,434,649,088) / 61 = 16,565,350,912 / 61 = 271,563,129.70
+//   routed params         = 58 x 256 x 44,040,192 = 653,908,770,816
+//   weight bytes per GPU at 16 shards = (17.97e9 + (671e9 - 17.97e9) / 16) x 1 = 58,784,375,000
+//   dense weight bytes per layer at 16 shards = (58,784,375,000 - 653,908,770,816 / 16) / 61
+//                         = (58,784,375,000 - 40,869,298,176) / 61 = 293,689,784
+//   at 32 shards: (38,377,187,500 - 20,434,649,088) / 61 = 294,139,973.97
+//   the 16 experts of one GPU at EP16 (256 / 16) weigh 16 x 44,040,192 = 704,643,072 bytes per MoE layer.
+constexpr double kDsDenseParams = 16565350912.0 / 61;
+constexpr double kDsDenseBytes16 = 293689784.0;
+constexpr double kDsDenseBytes32 = (38377187500.0 - 20434649088.0) / 61;
+constexpr double kMoeShare = 58.0 / 61;  // moe.layers / layers
 
 // A minimal valid model file; `extra` is spliced in at the top level.
 std::string minimal_json(const std::string& extra = "") {
@@ -78,19 +170,60 @@ TEST_CASE("ModelSpec: the three model files -> load with their documented values
 }
 
 TEST_CASE("ModelSpec: every number in the model files -> has a source", "[unit]") {
+  // Every section of the model format ("moe" is absent from dense models) and every top-level value. A key
+  // outside these lists is reported too, so a new section cannot slip in undocumented: extend the lists.
+  const std::set<std::string> sections = {"params", "kv", "attention", "moe", "compute"};
+  const std::set<std::string> values = {"layers", "max_context_tokens"};
+  const std::set<std::string> documentation = {"name", "notes", "sources"};
   for (const char* name : {"ds660b", "ds27b", "qwen32b"}) {
     std::ifstream in(model_path(name));
     nlohmann::json doc = nlohmann::json::parse(in);
-    std::vector<std::string> missing;
-    for (const char* section : {"params", "kv", "attention", "efficiency"})
-      for (auto it = doc.at(section).begin(); it != doc.at(section).end(); ++it)
-        if (!doc.at("sources").contains(std::string(section) + "." + it.key()))
-          missing.push_back(std::string(section) + "." + it.key());
-    for (const char* top : {"layers", "max_context_tokens"})
-      if (!doc.at("sources").contains(top)) missing.push_back(top);
-    INFO(name);
+    const nlohmann::json& sources = doc.at("sources");
+    std::string missing;
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+      if (sections.count(it.key())) {
+        for (auto f = it->begin(); f != it->end(); ++f)
+          if (!sources.contains(it.key() + "." + f.key())) missing += " " + it.key() + "." + f.key();
+      } else if (values.count(it.key())) {
+        if (!sources.contains(it.key())) missing += " " + it.key();
+      } else if (!documentation.count(it.key())) {
+        missing += " (unknown to this test) " + it.key();
+      }
+    }
+    INFO(name << " lacks a source for:" << missing);
     CHECK(missing.empty());
+    // The new sections are there to be checked: both DeepSeek models are MoE, every model has compute.
+    CHECK(doc.contains("compute"));
+    CHECK(doc.contains("moe") == (std::string(name) != "qwen32b"));
   }
+}
+
+TEST_CASE("ModelSpec: the MoE sections of the model files -> the public configs' numbers", "[unit]") {
+  ModelSpec ds = real_model("ds660b");
+  CHECK(ds.moe());
+  CHECK(ds.moe_layers == 58);
+  CHECK(ds.routed_experts == 256);
+  CHECK(ds.active_experts == 8);
+  CHECK(ds.expert_params == 3.0 * 7168 * 2048);
+  CHECK(ds.hidden == 7168);
+  CHECK(ds.max_nodes_per_token == 4);
+  CHECK(ds.dispatch_bytes_per_value == 1 + 4.0 / 128);
+  CHECK(ds.combine_bytes_per_value == 2);
+  CHECK(ds.gemm_precision == "fp8");
+  // 58 x 256 x 44,040,192 = 653.9e9 of the 671e9 parameters are routed experts; 58 x 8 x 44,040,192 =
+  // 20.4e9 of the 37e9 active ones.
+  CHECK(ds.routed_params() == 653908770816.0);
+  CHECK(ds.routed_active_params() == 20434649088.0);
+  ModelSpec small = real_model("ds27b");
+  CHECK(small.moe_layers == 29);
+  CHECK(small.routed_experts == 72);
+  CHECK(small.active_experts == 6);
+  CHECK(small.expert_params == 3.0 * 2560 * 1536);
+  CHECK(small.max_nodes_per_token == 0);  // no node limit
+  ModelSpec qwen = real_model("qwen32b");
+  CHECK_FALSE(qwen.moe());
+  CHECK(qwen.routed_params() == 0);
+  CHECK(qwen.gemm_precision == "bf16");
 }
 
 TEST_CASE("ModelSpec: a minimal file -> documented defaults", "[unit]") {
@@ -106,9 +239,11 @@ TEST_CASE("ModelSpec: a minimal file -> documented defaults", "[unit]") {
   CHECK(m->replicated_params == 0);
   CHECK(m->sparse_topk == 0);
   CHECK(m->indexer_kv_bytes_per_token_layer == 0);
-  CHECK(m->peak_flops_factor == 1.0);
-  CHECK(m->prefill_mfu == def.prefill_mfu);
-  CHECK(m->decode_step_overhead_s == def.decode_step_overhead_s);
+  CHECK_FALSE(m->moe());  // no "moe" section: a dense model
+  CHECK(m->moe_layers == 0);
+  CHECK(m->routed_params() == 0);
+  CHECK(m->gemm_precision == "fp8");
+  CHECK(m->hbm_reserve_bytes == 4e9);
   CHECK(m->hbm_reserve_bytes == def.hbm_reserve_bytes);
 }
 
@@ -119,10 +254,11 @@ TEST_CASE("ModelSpec: bad inputs -> errors naming the file and the JSON path", "
   };
   std::string file = dir.path("m.json");
 
-  std::string e = load(minimal_json(R"(, "efficiency": {"prefill_mfu": 1.5})"));
-  CHECK_THAT(e, Contains(file + ": efficiency.prefill_mfu: expected a number > 0 and <= 1, got 1.5"));
-  CHECK_THAT(load(minimal_json(R"(, "efficiency": {"decode_mfu_typo": 0.5})")),
-             Contains("efficiency.decode_mfu_typo: unknown key"));
+  // The old MFU section is gone: its values now live in the hardware file's kernels block.
+  std::string e = load(minimal_json(R"(, "efficiency": {"prefill_mfu": 0.5})"));
+  CHECK_THAT(e, Contains(file + ": efficiency: this section is gone") && Contains("kernels"));
+  CHECK_THAT(load(minimal_json(R"(, "efficiency": {})")),
+             Contains(file + ": efficiency: this section is gone"));
   CHECK_THAT(load(minimal_json(R"(, "colour": "red")")), Contains("colour: unknown key"));
   CHECK_THAT(load(R"({"layers": 2, "params": {"active": 1e9}, "kv": {"bytes_per_token_layer": 1},
                       "attention": {"kind": "gqa", "heads": 1, "qk_head_dim": 1, "v_head_dim": 1}})"),
@@ -148,6 +284,54 @@ TEST_CASE("ModelSpec: bad inputs -> errors naming the file and the JSON path", "
   CHECK_THAT(load(minimal_json(R"(, "sources": {"params.activ": "typo"})")),
              Contains(file + ": sources.params.activ: expected the path of a field of this file"));
   CHECK_THAT(load(minimal_json(R"(, "params": {"active": 1, "total": 2}, "x": 1)")), Contains(file));
+}
+
+TEST_CASE("ModelSpec: bad moe and compute sections -> errors naming the file and the JSON path", "[unit]") {
+  ScratchDir dir;
+  auto load = [&](const std::string& text) {
+    return error_of(config::load_model(dir.write("m.json", text)));
+  };
+  const std::string file = dir.path("m.json");
+  // minimal_json: 2 layers, params.active 1e9, params.total 2e9. A valid MoE section for it: 2 layers x 4
+  // experts x 2e8 = 1.6e9 <= 2e9 total; 2 x 2 active x 2e8 = 8e8 <= 1e9 active.
+  auto moe = [&](const std::string& fields) { return load(minimal_json(R"(, "moe": {)" + fields + "}")); };
+  const std::string ok =
+      R"("layers": 2, "routed_experts": 4, "active_experts": 2, "expert_params": 2e8, "hidden": 16)";
+  CHECK(moe(ok) == "");
+  // More active experts than there are.
+  CHECK_THAT(
+      moe(R"("layers": 2, "routed_experts": 4, "active_experts": 5, "expert_params": 1e8, "hidden": 16)"),
+      Contains(file + ": moe.active_experts: expected an integer <= moe.routed_experts (4), got 5"));
+  // More MoE layers than layers.
+  CHECK_THAT(
+      moe(R"("layers": 3, "routed_experts": 4, "active_experts": 2, "expert_params": 1e8, "hidden": 16)"),
+      Contains(file + ": moe.layers: expected an integer <= layers (2), got 3"));
+  // The section needs its layers.
+  CHECK_THAT(moe(R"("routed_experts": 4, "active_experts": 2, "expert_params": 1e8, "hidden": 16)"),
+             Contains(file + ": moe.layers: expected an integer in [1, 10000], got nothing"));
+  // Experts heavier than the whole model: 2 x 4 x 3e8 = 2.4e9 > params.total 2e9.
+  CHECK_THAT(
+      moe(R"("layers": 2, "routed_experts": 4, "active_experts": 1, "expert_params": 3e8, "hidden": 16)"),
+      Contains(file + ": moe.expert_params: expected moe.layers x moe.routed_experts x moe.expert_params "
+                      "<= params.total (2e+09), got 2.4e+09"));
+  // Active experts heavier than the active parameters: 2 x 3 x 2e8 = 1.2e9 > params.active 1e9.
+  CHECK_THAT(
+      moe(R"("layers": 2, "routed_experts": 4, "active_experts": 3, "expert_params": 2e8, "hidden": 16)"),
+      Contains(file + ": moe.expert_params: expected moe.layers x moe.active_experts x moe.expert_params "
+                      "<= params.active (1e+09), got 1.2e+09"));
+  CHECK_THAT(
+      moe(R"("layers": 2, "routed_experts": 4, "active_experts": 2, "expert_params": 0, "hidden": 16)"),
+      Contains(file + ": moe.expert_params: expected a number > 0"));
+  CHECK_THAT(
+      moe(R"("layers": 2, "routed_experts": 4, "active_experts": 2, "expert_params": 2e8, "hidden": 0)"),
+      Contains(file + ": moe.hidden: expected a number > 0"));
+  CHECK_THAT(moe(ok + R"(, "experts": 4)"), Contains(file + ": moe.experts: unknown key"));
+  CHECK_THAT(load(minimal_json(R"(, "compute": {"gemm_precision": "fp16"})")),
+             Contains(file + ": compute.gemm_precision: expected one of fp8, bf16, got \"fp16\""));
+  CHECK_THAT(load(minimal_json(R"(, "compute": {"hbm_reserve_bytes": -1})")),
+             Contains(file + ": compute.hbm_reserve_bytes: expected a number >= 0"));
+  CHECK_THAT(load(minimal_json(R"(, "compute": {"prefill_mfu": 0.5})")),
+             Contains(file + ": compute.prefill_mfu: unknown key"));
 }
 
 TEST_CASE("KV bytes: DeepSeek-V3.2 and Qwen2.5-32B -> FP8 MLA with indexer keys and FP16 GQA", "[unit]") {
@@ -200,46 +384,203 @@ TEST_CASE("Attention time: more cached or new tokens -> longer but sparse attent
   CHECK(attention_time_s(ds, hw, {{40000, 100}}) > attention_time_s(ds, hw, {{30000, 100}}));
 }
 
-TEST_CASE("Layer time: a batch -> attention + linear + fixed overhead and nothing to compute -> 0",
-          "[unit]") {
-  const HardwareSpec hw;
-  ModelSpec ds = real_model("ds660b");
-  std::vector<Chunk> cs{{30000, 400}, {0, 1000}};
-  double expected = attention_time_s(ds, hw, cs) + linear_time_s(ds, hw, 1400) + ds.prefill_layer_overhead_s;
-  CHECK(layer_time_s(ds, hw, cs) == Approx(expected).epsilon(1e-12));
-  CHECK(linear_time_s(ds, hw, 1400) == Approx(2 * 37e9 / 61 * 1400 / (hw.gpu_flops * ds.prefill_mfu)));
-  CHECK(layer_time_s(ds, hw, {}) == 0);
-  CHECK(layer_time_s(ds, hw, {{5000, 0}}) == 0);
-  ModelSpec qwen = real_model("qwen32b");  // BF16: half the hardware's FP8 peak
-  CHECK(linear_time_s(qwen, hw, 100) ==
-        Approx(2 * qwen.active_params / 64 * 100 / (hw.gpu_flops * 0.5 * qwen.prefill_mfu)));
+TEST_CASE("GPU rates: hopper-8x400g -> the kernels' fractions of the FP8 or BF16 peak and of HBM", "[unit]") {
+  const Ds660bHopper d = ds660b_hopper();
+  // A wrong fraction, a swapped kernel or a GEMM at the wrong precision changes one of these.
+  const GpuRates r = gpu_rates(d.m, d.hw);
+  CHECK(r.prefill_attention == Approx(kRpa).epsilon(1e-12));
+  CHECK(r.decode_attention == Approx(kRda).epsilon(1e-12));
+  CHECK(r.indexer == Approx(kRidx).epsilon(1e-12));
+  CHECK(r.gemm == Approx(kRgemm).epsilon(1e-12));  // FP8 model
+  CHECK(r.gemm_hbm == Approx(kRwb).epsilon(1e-12));
+  CHECK(r.attention_hbm == Approx(kRkv).epsilon(1e-12));
+  const ModelSpec qwen = real_model("qwen32b");  // BF16 model: 989e12 x 0.6468
+  CHECK(gpu_rates(qwen, d.hw).gemm == Approx(kRgemmBf16).epsilon(1e-12));
+  CHECK(gpu_rates(qwen, d.hw).prefill_attention == Approx(kRpa).epsilon(1e-12));  // attention: not BF16
+  HardwareSpec no_bf16 = d.hw;
+  no_bf16.gpu_bf16_flops = 0;  // 0 = half of gpu.flops: 1.979e15 / 2 x 0.6468 = 6.400086e14
+  CHECK(gpu_rates(qwen, no_bf16).gemm == Approx(6.400086e14).epsilon(1e-12));
 }
 
-TEST_CASE("Decode step: small batch -> memory-bound and growing with batch and context", "[unit]") {
-  const HardwareSpec hw;
-  ModelSpec qwen = real_model("qwen32b");
-  const double bw = hw.gpu_hbm_bw_Bps * qwen.decode_hbm_efficiency;
-  CHECK(decode_step_time_s(qwen, hw, 0, 0, qwen.weight_shards) == 0);
-  double t1 = decode_step_time_s(qwen, hw, 1, 10000, qwen.weight_shards);
-  CHECK(t1 == Approx((qwen.weight_bytes_per_gpu() + 10000 * 262144.0) / bw + qwen.decode_step_overhead_s));
-  // Dense, memory-bound: each extra context token adds its KV bytes.
-  double t2 = decode_step_time_s(qwen, hw, 1, 20000, qwen.weight_shards);
-  CHECK(t2 - t1 == Approx(10000 * 262144.0 / bw).epsilon(1e-9));
-  CHECK(decode_step_time_s(qwen, hw, 8, 20000, qwen.weight_shards) >= t2);
-  // Very large batches become compute-bound: the step then grows with the batch.
-  double big = decode_step_time_s(qwen, hw, 4096, 4096.0 * 100, qwen.weight_shards);
-  double compute = decode_step_flops(qwen, 4096, 4096.0 * 100) / (hw.gpu_flops * 0.5 * qwen.decode_mfu);
-  CHECK(big == Approx(compute + qwen.decode_step_overhead_s));
-  CHECK(decode_step_time_s(qwen, hw, 8192, 8192.0 * 100, qwen.weight_shards) > big);
+TEST_CASE("Layer time: a batch -> attention + dense + experts + fixed overhead; nothing to compute -> 0",
+          "[unit]") {
+  Ds660bHopper d = ds660b_hopper();
+  // Chunks {30000, 400} and {0, 1000} on one GPU of an EP16 group, by hand:
+  //   main attention {30000, 400}: every token attends 2048: 278,528 x 2048 x 400 = 228,170,137,600;
+  //     {0, 1000}: all under top-k: 278,528 x 1000 x 1001 / 2 = 139,403,264,000; together 367,573,401,600
+  //     FLOPs / 6.400086e14 = 0.5743257 ms
+  //   indexer {30000, 400}: 16,384 x (30000 x 400 + 400 x 401 / 2) = 16,384 x 12,080,200 = 197,921,996,800;
+  //     {0, 1000}: 16,384 x 500,500 = 8,200,192,000; together 206,122,188,800 FLOPs / 1.24677e14
+  //     = 1.6532495 ms
+  //   attention time = 2.2275752 ms
+  //   dense: FLOPs 2 x 271,563,129.70 x 1400 = 760,376,763,173.8 / 1.2800172e15 = 0.5940364 ms, above the
+  //     weight reads 293,689,784 / 2.66794e12 = 0.1100811 ms: compute-bound
+  //   experts: 1400 x 8 = 11,200 pairs: 2 x 44,040,192 x 11,200 = 986,500,300,800 / 1.2800172e15
+  //     = 0.7706930 ms, above 704,643,072 / 2.66794e12 = 0.2641150 ms; x 58/61 = 0.7327901 ms
+  //   layer = 2.2275752 + 0.5940364 + 0.7327901 = 3.5544017 ms.
+  // A model that drops the experts' 58/61, takes the weight reads as the bound, runs the indexer at the
+  // main attention's rate (0.8964 ms of attention) or charges attention at the GEMM rate misses this.
+  const std::vector<Chunk> cs{{30000, 400}, {0, 1000}};
+  const double attention = 367573401600.0 / kRpa + 206122188800.0 / kRidx;
+  const double dense = 2 * kDsDenseParams * 1400 / kRgemm;
+  const double experts = 986500300800.0 / kRgemm * kMoeShare;
+  CHECK(attention_time_s(d.m, d.hw, cs) == Approx(attention).epsilon(1e-12));
+  CHECK(attention_time_s(d.m, d.hw, cs) == Approx(2.2275752e-3).epsilon(1e-7));
+  CHECK(dense_time_s(d.m, d.hw, 1400, 16) == Approx(dense).epsilon(1e-12));
+  CHECK(expert_time_s(d.m, d.hw, 1400, 16) == Approx(experts).epsilon(1e-12));
+  CHECK(linear_time_s(d.m, d.hw, 1400, 16) == Approx(dense + experts).epsilon(1e-12));
+  CHECK(layer_time_s(d.m, d.hw, cs, 16) == Approx(3.5544017e-3).epsilon(1e-7));
+  // The indexer at the prefill attention's rate (kernels.indexer 0.3234): 573,695,590,400 FLOPs
+  // / 6.400086e14 = 0.8963873 ms of attention.
+  HardwareSpec fast_indexer = d.hw;
+  fast_indexer.k_indexer = 0.3234;
+  CHECK(attention_time_s(d.m, fast_indexer, cs) == Approx(573695590400.0 / kRpa).epsilon(1e-12));
+  // The per-layer overhead is added once per layer.
+  d.hw.prefill_layer_overhead_s = 1e-3;
+  CHECK(layer_time_s(d.m, d.hw, cs, 16) == Approx(4.5544017e-3).epsilon(1e-7));
+  CHECK(layer_time_s(d.m, d.hw, {}, 16) == 0);
+  CHECK(layer_time_s(d.m, d.hw, {{5000, 0}}, 16) == 0);
+  CHECK(dense_time_s(d.m, d.hw, 0, 16) == 0);
+  CHECK(expert_time_s(d.m, d.hw, 0, 16) == 0);
+}
 
-  // Sparse: one request's main-cache reads stop growing past top-k; the indexer keys still grow.
-  ModelSpec ds = real_model("ds660b");
-  double b10 = decode_step_hbm_bytes(ds, 1, 10000, ds.weight_shards);
-  double b20 = decode_step_hbm_bytes(ds, 1, 20000, ds.weight_shards);
-  CHECK(b20 - b10 == Approx(132.0 * 61 * 10000));
-  CHECK(b10 == Approx(ds.weight_bytes_per_gpu() + 61 * (656.0 * 2048 + 132.0 * 10000)));
-  CHECK(decode_step_time_s(ds, hw, 64, 64 * 32000.0, ds.weight_shards) >
-        decode_step_time_s(ds, hw, 32, 32 * 32000.0, ds.weight_shards));
+TEST_CASE("Roofline: ds660b experts at EP16 -> memory-bound for few tokens, compute-bound for many",
+          "[unit]") {
+  const Ds660bHopper d = ds660b_hopper();
+  // One GPU holds 256 / 16 = 16 experts per MoE layer; t tokens per GPU make 8t (token, expert) pairs.
+  // Memory-bound: the bytes of the experts touched, min(16, 8t) x 44,040,192 B, at 2.66794e12 B/s.
+  // Compute-bound: 2 x 44,040,192 x 8t FLOPs at 1.2800172e15 FLOP/s. Both x 58/61. The two meet at
+  // 16 x 44,040,192 / 2.66794e12 = 2 x 44,040,192 x 8t / 1.2800172e15, t = 479.8 tokens.
+  //   t = 1:    8 experts: 352,321,536 / 2.66794e12 = 132.0575 us (FLOPs: 0.55 us); x 58/61 = 125.5629 us
+  //   t = 4:    32 pairs but only 16 experts: 704,643,072 / 2.66794e12 = 264.1150 us; x 58/61 = 251.1258 us
+  //   t = 4096: 32,768 pairs: 2,886,218,022,912 FLOPs / 1.2800172e15 = 2,254.8275 us (weights: 264 us);
+  //             x 58/61 = 2,143.9344 us.
+  // Fails for a compute-only model (t = 1 would give 0.52 us), a memory-only one (t = 4096 would give
+  // 251 us), and one that reads every pair's expert without the cap at the GPU's 16 (t = 4: 502 us).
+  CHECK(expert_time_s(d.m, d.hw, 1, 16) == Approx(352321536.0 / kRwb * kMoeShare).epsilon(1e-12));
+  CHECK(expert_time_s(d.m, d.hw, 1, 16) == Approx(125.5629e-6).epsilon(1e-6));
+  CHECK(expert_time_s(d.m, d.hw, 4, 16) == Approx(704643072.0 / kRwb * kMoeShare).epsilon(1e-12));
+  CHECK(expert_time_s(d.m, d.hw, 4, 16) == Approx(251.1258e-6).epsilon(1e-6));
+  CHECK(expert_time_s(d.m, d.hw, 4096, 16) == Approx(2886218022912.0 / kRgemm * kMoeShare).epsilon(1e-12));
+  CHECK(expert_time_s(d.m, d.hw, 4096, 16) == Approx(2143.9344e-6).epsilon(1e-6));
+  // Around the knee: 470 tokens still read the weights, 490 are past them.
+  CHECK(expert_time_s(d.m, d.hw, 470, 16) == Approx(704643072.0 / kRwb * kMoeShare).epsilon(1e-12));
+  CHECK(expert_time_s(d.m, d.hw, 490, 16) ==
+        Approx(2 * 44040192.0 * 8 * 490 / kRgemm * kMoeShare).epsilon(1e-12));
+  // A dense model has no experts.
+  CHECK(expert_time_s(real_model("qwen32b"), d.hw, 4096, 1) == 0);
+}
+
+TEST_CASE("Roofline: ds660b prefill per token -> falls with the batch as the weight reads are shared",
+          "[unit]") {
+  const Ds660bHopper d = ds660b_hopper();
+  // linear_time_s(t, 16) / t, by hand:
+  //   t = 64: dense 2 x 271,563,129.70 x 64 / 1.2800172e15 = 27.2 us < 293,689,784 / 2.66794e12
+  //           = 110.0811 us (memory-bound); experts 512 pairs: 16 experts read, 264.1150 us x 58/61
+  //           = 251.1258 us; total 361.2069 us = 5.643857 us per token.
+  //   t = 4096: dense 2 x 271,563,129.70 x 4096 / 1.2800172e15 = 1,737.9807 us (compute-bound); experts
+  //           2,143.9344 us (above); total 3,881.9150 us = 0.947733 us per token.
+  // A model without the weight-read bound (FLOPs only) has the same per-token time at both sizes; one
+  // without the FLOP bound gives 361.2 us / 4096 = 0.088 us per token at 4096, 11x less than here.
+  const double per64 = (kDsDenseBytes16 / kRwb + 704643072.0 / kRwb * kMoeShare) / 64;
+  const double per4096 = (2 * kDsDenseParams * 4096 / kRgemm + 2886218022912.0 / kRgemm * kMoeShare) / 4096;
+  CHECK(dense_time_s(d.m, d.hw, 64, 16) == Approx(kDsDenseBytes16 / kRwb).epsilon(1e-12));
+  CHECK(dense_time_s(d.m, d.hw, 4096, 16) == Approx(2 * kDsDenseParams * 4096 / kRgemm).epsilon(1e-12));
+  CHECK(linear_time_s(d.m, d.hw, 64, 16) / 64 == Approx(per64).epsilon(1e-12));
+  CHECK(linear_time_s(d.m, d.hw, 64, 16) / 64 == Approx(5.643857e-6).epsilon(1e-6));
+  CHECK(linear_time_s(d.m, d.hw, 4096, 16) / 4096 == Approx(per4096).epsilon(1e-12));
+  CHECK(linear_time_s(d.m, d.hw, 4096, 16) / 4096 == Approx(0.947733e-6).epsilon(1e-6));
+  // More shards: each GPU reads fewer experts and as many dense weights (the replicated part stays):
+  // at 32 shards and t = 1, 8 experts are still touched, the dense layer reads 294,139,973.97 B.
+  CHECK(dense_time_s(d.m, d.hw, 1, 32) == Approx(kDsDenseBytes32 / kRwb).epsilon(1e-12));
+  CHECK(expert_time_s(d.m, d.hw, 1, 32) == Approx(352321536.0 / kRwb * kMoeShare).epsilon(1e-12));
+}
+
+TEST_CASE("Roofline: qwen32b's BF16 GEMMs -> 989e12 x 0.6468 when compute-bound, weight reads when not",
+          "[unit]") {
+  const HardwareSpec hw = hopper();
+  const ModelSpec qwen = real_model("qwen32b");
+  REQUIRE(qwen.gemm_precision == "bf16");
+  REQUIRE(qwen.active_params == 31.985e9);
+  REQUIRE(qwen.total_params == 32.764e9);
+  REQUIRE(qwen.layers == 64);
+  // Dense model, no routed experts: per layer 31.985e9 / 64 = 499,765,625 params and
+  // 32.764e9 x 2 B / 64 = 1,023,875,000 weight bytes.
+  //   4096 tokens: 2 x 499,765,625 x 4096 = 4,094,080,000,000 FLOPs / (989e12 x 0.6468 = 6.396852e14)
+  //                = 6.400148 ms (at the FP8 rate it would be half: 3.2 ms);
+  //   1 token:     1,023,875,000 / 2.66794e12 = 383.7699 us (FLOPs: 1.6 us).
+  CHECK(dense_time_s(qwen, hw, 4096, 1) == Approx(4094080000000.0 / kRgemmBf16).epsilon(1e-12));
+  CHECK(dense_time_s(qwen, hw, 4096, 1) == Approx(6.400148e-3).epsilon(1e-6));
+  CHECK(dense_time_s(qwen, hw, 1, 1) == Approx(1023875000.0 / kRwb).epsilon(1e-12));
+  CHECK(dense_time_s(qwen, hw, 1, 1) == Approx(383.7699e-6).epsilon(1e-6));
+  CHECK(linear_time_s(qwen, hw, 4096, 1) == dense_time_s(qwen, hw, 4096, 1));
+  // The same model declared FP8 runs its GEMMs twice as fast.
+  ModelSpec fp8 = qwen;
+  fp8.gemm_precision = "fp8";
+  CHECK(dense_time_s(fp8, hw, 4096, 1) == Approx(4094080000000.0 / kRgemm).epsilon(1e-12));
+}
+
+TEST_CASE("Decode step: qwen32b -> weight and KV reads for one request, GEMM FLOPs for thousands", "[unit]") {
+  HardwareSpec hw = hopper();  // decode_step_overhead_s = 0
+  const ModelSpec qwen = real_model("qwen32b");
+  CHECK(decode_step_time_s(qwen, hw, 0, 0, 1) == 0);
+  // One request, 10,000 tokens of context, by hand:
+  //   attention FLOPs 64 x 2 x 40 x 256 x 10,000 = 13,107,200,000 / 4.100488e14 = 32.0 us; KV bytes
+  //   64 x 4096 x 10,000 = 2,621,440,000 / 2.999925e12 = 873.8352 us: memory-bound;
+  //   dense GEMMs per layer: weight reads 383.7699 us (FLOPs 1.6 us), x 64 = 24.561272 ms;
+  //   step = 0.8738352 + 24.561272 = 25.435107 ms.
+  // A step without the weight reads would take 0.97 ms; one with the attention FLOP-bound 24.59 ms.
+  CHECK(decode_step_flops(qwen, 1, 10000) == 13107200000.0);
+  CHECK(decode_step_kv_bytes(qwen, 1, 10000) == 2621440000.0);
+  const double t1 = decode_step_time_s(qwen, hw, 1, 10000, 1);
+  CHECK(t1 == Approx(2621440000.0 / kRkv + 64 * 1023875000.0 / kRwb).epsilon(1e-12));
+  CHECK(t1 == Approx(25.435107e-3).epsilon(1e-7));
+  // Dense and memory-bound: each extra context token adds its 262,144 KV bytes at 2.999925e12 B/s.
+  const double t2 = decode_step_time_s(qwen, hw, 1, 20000, 1);
+  CHECK(t2 - t1 == Approx(10000 * 262144.0 / kRkv).epsilon(1e-9));
+  // 4096 requests of 100 tokens: attention FLOPs 64 x 20,480 x 409,600 = 536,870,912,000 / 4.100488e14
+  //   = 1.309285 ms, KV bytes 107,374,182,400 / 2.999925e12 = 35.792289 ms: memory-bound attention;
+  //   GEMMs 2 x 499,765,625 x 4096 / 6.396852e14 = 6.400148 ms per layer (compute-bound), x 64
+  //   = 409.609477 ms; step = 35.792289 + 409.609477 = 445.401766 ms.
+  const double big = decode_step_time_s(qwen, hw, 4096, 4096.0 * 100, 1);
+  CHECK(big == Approx(107374182400.0 / kRkv + 64 * 4094080000000.0 / kRgemmBf16).epsilon(1e-12));
+  CHECK(big == Approx(445.401766e-3).epsilon(1e-7));
+  CHECK(decode_step_time_s(qwen, hw, 8192, 8192.0 * 100, 1) > big);
+  // The fixed overhead is added once per step: 60 ms.
+  hw.decode_step_overhead_s = 0.06;
+  CHECK(decode_step_time_s(qwen, hw, 1, 10000, 1) == Approx(85.435107e-3).epsilon(1e-7));
+}
+
+TEST_CASE("Decode step: ds660b sparse attention -> main reads capped at top-k, indexer keys grow", "[unit]") {
+  const Ds660bHopper d = ds660b_hopper();
+  // One request, 10,000 tokens: main cache over the 2048 selected tokens, indexer keys over all 10,000:
+  //   61 x (656 x 2048 + 132 x 10,000) = 61 x 2,663,488 = 162,472,768 B;
+  //   FLOPs 61 x (278,528 x 2048 + 16,384 x 10,000) = 61 x 734,265,344 = 44,790,185,984.
+  CHECK(decode_step_kv_bytes(d.m, 1, 10000) == 162472768.0);
+  CHECK(decode_step_kv_bytes(d.m, 1, 20000) - decode_step_kv_bytes(d.m, 1, 10000) == 132.0 * 61 * 10000);
+  CHECK(decode_step_flops(d.m, 1, 10000) == 44790185984.0);
+  // 64 requests of 32,000 tokens at EP32, by hand:
+  //   attended main tokens min(64 x 2048, 2,048,000) = 131,072;
+  //   main FLOPs 61 x 278,528 x 131,072 = 2,226,940,542,976 at the decode attention rate 4.100488e14
+  //   = 5.430916 ms; indexer FLOPs 61 x 16,384 x 2,048,000 = 2,046,820,352,000 at the indexer rate
+  //   1.24677e14 = 16.416984 ms; together 21.847900 ms;
+  //   KV bytes 61 x (656 x 131,072 + 132 x 2,048,000) = 21,735,473,152 / 2.999925e12 = 7.245339 ms:
+  //   compute-bound attention, 21.847900 ms;
+  //   dense per layer: 294,139,973.97 / 2.66794e12 = 110.2498 us (FLOPs: 27.2 us);
+  //   experts per layer: 512 pairs, 256 / 32 = 8 experts held: 8 x 44,040,192 / 2.66794e12 = 132.0575 us
+  //   (FLOPs 35.2 us), x 58/61 = 125.5629 us;
+  //   step = 21.847900 + 61 x (110.2498 + 125.5629) us = 21.847900 + 14.384577 = 36.232477 ms.
+  // All attention FLOPs at the decode attention rate would give 24.81 ms; a step without the GEMMs'
+  // weight reads (FLOPs only) 25.55 ms.
+  CHECK(decode_step_flops(d.m, 64, 64 * 32000.0) == 4273760894976.0);
+  CHECK(decode_step_kv_bytes(d.m, 64, 64 * 32000.0) == 21735473152.0);
+  const double step = decode_step_time_s(d.m, d.hw, 64, 64 * 32000.0, 32);
+  CHECK(step == Approx(2226940542976.0 / kRda + 2046820352000.0 / kRidx +
+                       61 * (kDsDenseBytes32 / kRwb + 352321536.0 / kRwb * kMoeShare))
+                    .epsilon(1e-12));
+  CHECK(step == Approx(36.232477e-3).epsilon(1e-7));
+  CHECK(decode_step_time_s(d.m, d.hw, 64, 64 * 32000.0, 32) >
+        decode_step_time_s(d.m, d.hw, 32, 32 * 32000.0, 32));
 }
 
 TEST_CASE("HBM for KV: the three models on an 80 GB GPU -> room left but too few shards -> 0", "[unit]") {

@@ -13,6 +13,26 @@ config::HardwareSpec hardware(const std::string& name) {
   return *hw;
 }
 
+// hopper-8x400g for the hand computations: the published numbers the arithmetic reads are pinned by
+// REQUIREs; the CALIBRATION values (kernels.indexer, storage.request_overhead_s) are set to what the file
+// had when these tests were written, so that a refit does not move them (hardware_test.cpp checks the
+// file's values).
+config::HardwareSpec hopper() {
+  config::HardwareSpec hw = hardware("hopper-8x400g");
+  REQUIRE(hw.gpu_flops == 1.979e15);
+  REQUIRE(hw.gpu_bf16_flops == 989e12);
+  REQUIRE(hw.gpu_hbm_bw_Bps == 3.35e12);
+  REQUIRE(hw.k_prefill_attention == 0.3234);
+  REQUIRE(hw.k_gemm == 0.6468);
+  REQUIRE(hw.k_gemm_hbm == 0.7964);
+  REQUIRE(hw.snic_bw_Bps == 50e9);
+  REQUIRE(hw.storage_efficiency == 0.859);
+  REQUIRE(hw.storage_bw_per_node_Bps == 0);
+  hw.k_indexer = 0.063;
+  hw.storage_request_overhead_s = 40e-6;
+  return hw;
+}
+
 config::ModelSpec model(const std::string& name) {
   auto m = config::load_model(std::string(DPSIM_SOURCE_DIR) + "/models/llm/" + name + ".json");
   REQUIRE(m.is_ok());
@@ -39,55 +59,103 @@ TEST_CASE("Thresholds storage rate: SNIC, efficiency and per-node cap -> the slo
   CHECK(storage_read_Bps(hw) == 50e9);
 }
 
+TEST_CASE("Thresholds storage rate: a per-block overhead -> small blocks read slower than large ones",
+          "[unit]") {
+  const auto hw = hopper();
+  // E = 0.859 x 50e9 = 42.95e9 B/s; E x t = 42.95e9 x 40e-6 = 1,718,000 B.
+  //   large blocks (0): 42.95e9;
+  //   64 tokens of ds660b = 64 x 48,068 = 3,076,352 B: 42.95e9 x 3,076,352 / (3,076,352 + 1,718,000)
+  //   = 42.95e9 x 3,076,352 / 4,794,352 = 27.559370e9 B/s.
+  CHECK(storage_read_Bps(hw) == Approx(42.95e9).epsilon(1e-12));
+  CHECK(storage_read_Bps(hw, 3076352) == Approx(42.95e9 * 3076352 / 4794352).epsilon(1e-12));
+  CHECK(storage_read_Bps(hw, 3076352) == Approx(27.559370e9).epsilon(1e-7));
+}
+
 TEST_CASE("Thresholds alpha: real files -> storage rate x 3 s / KV bytes per token", "[unit]") {
-  const auto hw = hardware("hopper-8x400g");  // 50 GB/s SNIC x 0.5 storage efficiency = 25 GB/s
-  // ds27b: (656 + 68) B x 30 layers = 21,720 B/token -> 75e9 / 21,720 = 3,453,038.67 tokens.
-  CHECK(alpha_tokens(hw, model("ds27b")) == Approx(75e9 / 21720).epsilon(1e-12));
-  CHECK(alpha_tokens(hw, model("ds27b")) == Approx(3453038.67).epsilon(1e-8));
-  // ds660b: (656 + 132) B x 61 = 48,068 B/token -> 1,560,289.59 tokens.
-  CHECK(alpha_tokens(hw, model("ds660b")) == Approx(1560289.59).epsilon(1e-8));
-  // qwen32b: 4096 B x 64 = 262,144 B/token -> 286,102.29 tokens.
-  CHECK(alpha_tokens(hw, model("qwen32b")) == Approx(286102.295).epsilon(1e-8));
-  // The 4-GPU node has the same SNIC and storage: the same alpha.
-  CHECK(alpha_tokens(hardware("hopper-4x400g"), model("ds27b")) == Approx(3453038.67).epsilon(1e-8));
+  const auto hw = hopper();  // 50 GB/s SNIC x 0.859 storage efficiency = 42.95 GB/s
+  // Large blocks (block_tokens 0): no per-block overhead, 42.95e9 x 3 = 128.85e9 bytes in the window.
+  // ds27b: (656 + 68) B x 30 layers = 21,720 B/token -> 128.85e9 / 21,720 = 5,932,320.44 tokens.
+  CHECK(alpha_tokens(hw, model("ds27b")) == Approx(128.85e9 / 21720).epsilon(1e-12));
+  CHECK(alpha_tokens(hw, model("ds27b")) == Approx(5932320.44).epsilon(1e-8));
+  // ds660b: (656 + 132) B x 61 = 48,068 B/token -> 2,680,577.52 tokens.
+  CHECK(alpha_tokens(hw, model("ds660b")) == Approx(2680577.52).epsilon(1e-8));
+  // qwen32b: 4096 B x 64 = 262,144 B/token -> 491,523.74 tokens.
+  CHECK(alpha_tokens(hw, model("qwen32b")) == Approx(491523.74).epsilon(1e-8));
+  // The 4-GPU node has the same SNIC and storage: the same alpha, at any block size.
+  CHECK(alpha_tokens(hardware("hopper-4x400g"), model("ds27b")) ==
+        alpha_tokens(hardware("hopper-8x400g"), model("ds27b")));
+  CHECK(alpha_tokens(hardware("hopper-4x400g"), model("ds660b"), 3.0, 64) ==
+        alpha_tokens(hardware("hopper-8x400g"), model("ds660b"), 3.0, 64));
   // A longer window scales it.
-  CHECK(alpha_tokens(hw, model("ds27b"), 6.0) == Approx(2 * 3453038.67).epsilon(1e-8));
+  CHECK(alpha_tokens(hw, model("ds27b"), 6.0) == Approx(2 * 5932320.44).epsilon(1e-8));
+  // Full Blocks of 64 tokens: ds660b reads at 27.559370e9 B/s (above): 27.559370e9 x 3 / 48,068
+  // = 1,720,023.89 tokens. An alpha that ignores the block size would stay at 2,680,577.52.
+  CHECK(alpha_tokens(hw, model("ds660b"), 3.0, 64) == Approx(1720023.89).epsilon(1e-8));
 }
 
 TEST_CASE("Thresholds beta: real files, the paper's typical turn -> tokens one GPU prefills in 5 s",
           "[unit]") {
-  const auto hw = hardware("hopper-8x400g");  // 1.979e15 FLOP/s
-  // ds27b, per layer: attention = 2x32x1088 x (429 x 1024) [topk] + 2x32x64 x kCausal [indexer] FLOPs at
-  // 1.979e15 x 0.3; linear = 2 x 4.289e9 / 30 x 429 FLOPs at 1.979e15 x 0.4. x 30 layers = 9.117 ms.
-  const double ds27b_s = 30 * ((69632.0 * 429 * 1024 + 4096.0 * kCausal) / (1.979e15 * 0.3) +
-                               2 * 4.289e9 / 30 * 429 / (1.979e15 * 0.4));
-  CHECK(ds27b_s == Approx(9.117e-3).epsilon(1e-3));
-  CHECK(beta_tokens(hw, model("ds27b")) == Approx(5 * 33129 / ds27b_s).epsilon(1e-12));
-  CHECK(beta_tokens(hw, model("ds27b")) == Approx(18168766.2).epsilon(1e-8));
-  // ds660b: 2x128x1088 x (429 x 2048) + 2x64x128 x kCausal at 1.979e15 x 0.045; 2 x 37e9 / 61 x 429 at
-  // 1.979e15 x 0.45; x 61 layers = 0.3617 s.
-  CHECK(beta_tokens(hw, model("ds660b")) == Approx(457915.93).epsilon(1e-8));
-  // qwen32b (dense GQA, BF16 = 0.5 x the FP8 peak): 2x40x256 x kCausal and 2 x 31.985e9 / 64 x 429, both
-  // at 1.979e15 x 0.5 x 0.5; x 64 layers = 92.88 ms.
-  CHECK(beta_tokens(hw, model("qwen32b")) == Approx(1783476.12).epsilon(1e-8));
+  // hopper() rates: prefill attention 1.979e15 x 0.3234 = 6.400086e14 FLOP/s; DSA indexer 1.979e15 x 0.063
+  // = 1.24677e14; GEMM 1.979e15 x 0.6468 = 1.2800172e15 (FP8) or 989e12 x 0.6468 = 6.396852e14 (BF16);
+  // weight reads 3.35e12 x 0.7964 = 2.66794e12 B/s. The typical turn: 32,700 cached, 429 new;
+  // kCausal = 14,120,535.
+  const auto hw = hopper();
+  // ds27b (30 layers, EP8 = params.weight_shards), per layer:
+  //   main attention 2x32x1088 x (429 x 1024) [topk] = 30,589,059,072 FLOPs / 6.400086e14 = 47.7948 us;
+  //   indexer 2x32x64 x kCausal = 57,837,711,360 FLOPs / 1.24677e14 = 463.9004 us;
+  //   dense (4.289e9 - 29 x 6 x 11,796,480) / 30 = 74,547,082.67 params: 2 x 74,547,082.67 x 429
+  //     = 63,961,396,928 FLOPs / 1.2800172e15 = 49.9692 us (> weights ((2.567e9 + 24.631e9 / 8)
+  //     - 24,631,050,240 / 8) / 30 = 85,566,457.33 B / 2.66794e12 = 32.0721 us);
+  //   experts 429 x 6 = 2574 pairs on 72 / 8 = 9 experts: 2 x 11,796,480 x 2574 = 60,728,279,040 FLOPs
+  //     / 1.2800172e15 = 47.4433 us (> 9 x 11,796,480 / 2.66794e12 = 39.7941 us), x 29/30 = 45.8619 us;
+  //   x 30 layers = 30 x 607.5262 us = 18.225787 ms; beta = 5 x 33,129 / 18.225787 ms = 9,088,496.50.
+  const double ds27b_s = 30 * (30589059072.0 / 6.400086e14 + 57837711360.0 / 1.24677e14 +
+                               63961396928.0 / 1.2800172e15 + 60728279040.0 / 1.2800172e15 * 29 / 30);
+  CHECK(ds27b_s == Approx(18.225787e-3).epsilon(1e-6));
+  CHECK(beta_tokens(hw, model("ds27b")) == Approx(5 * 33129 / ds27b_s).epsilon(1e-9));
+  CHECK(beta_tokens(hw, model("ds27b")) == Approx(9088496.50).epsilon(1e-8));
+  // ds660b (61 layers, EP16), per layer:
+  //   main attention 2x128x1088 x (429 x 2048) = 244,712,472,576 FLOPs / 6.400086e14 = 382.3581 us;
+  //   indexer 2x64x128 x kCausal = 231,350,845,440 FLOPs / 1.24677e14 = 1,855.6016 us;
+  //   dense 2 x 271,563,129.70 x 429 = 233,001,165,286.8 FLOPs / 1.2800172e15 = 182.0297 us;
+  //   experts 3432 pairs on 16 experts: weights 704,643,072 B / 2.66794e12 = 264.1150 us (> FLOPs
+  //     302,291,877,888 / 1.2800172e15 = 236.1624 us), x 58/61 = 251.1258 us;
+  //   x 61 = 61 x 2,671.1152 us = 162.938029 ms; beta = 5 x 33,129 / 162.938029 ms = 1,016,613.50.
+  // (The old MFU model gave 457,915.93; the indexer at the main attention's rate would give 2,307,140.75.)
+  const double ds660b_s = 61 * (244712472576.0 / 6.400086e14 + 231350845440.0 / 1.24677e14 +
+                                233001165286.81967 / 1.2800172e15 + 704643072.0 / 2.66794e12 * 58 / 61);
+  CHECK(ds660b_s == Approx(162.938029e-3).epsilon(1e-6));
+  CHECK(beta_tokens(hw, model("ds660b")) == Approx(5 * 33129 / ds660b_s).epsilon(1e-9));
+  CHECK(beta_tokens(hw, model("ds660b")) == Approx(1016613.50).epsilon(1e-8));
+  // qwen32b (dense GQA, no indexer, BF16 GEMMs, one whole copy per GPU), per layer:
+  //   attention 2x40x256 x kCausal = 289,188,556,800 FLOPs / 6.400086e14 = 451.8510 us;
+  //   dense 2 x 31.985e9 / 64 x 429 = 428,798,906,250 FLOPs / 6.396852e14 = 670.3280 us (> weights
+  //     32.764e9 x 2 / 64 = 1,023,875,000 B / 2.66794e12 = 383.7699 us);
+  //   x 64 = 71.819460 ms; beta = 5 x 33,129 / 71.819460 ms = 2,306,408.33.
+  const double qwen_s = 64 * (289188556800.0 / 6.400086e14 + 428798906250.0 / 6.396852e14);
+  CHECK(qwen_s == Approx(71.819460e-3).epsilon(1e-6));
+  CHECK(beta_tokens(hw, model("qwen32b")) == Approx(5 * 33129 / qwen_s).epsilon(1e-9));
+  CHECK(beta_tokens(hw, model("qwen32b")) == Approx(2306408.33).epsilon(1e-8));
 }
 
 TEST_CASE("Thresholds beta: the per-batch layer overhead -> not charged to the typical request", "[unit]") {
-  const auto hw = hardware("hopper-8x400g");
-  auto m = model("ds27b");
+  auto hw = hopper();
+  const auto m = model("ds27b");
   const double with_default = beta_tokens(hw, m);
-  m.prefill_layer_overhead_s = 1.0;
+  hw.prefill_layer_overhead_s = 1.0;
   CHECK(beta_tokens(hw, m) == with_default);
 }
 
 TEST_CASE("Thresholds beta: a workload's own typical turn and window -> scale as defined", "[unit]") {
-  const auto hw = hardware("hopper-8x400g");
+  const auto hw = hopper();
   const auto m = model("qwen32b");
-  // Dense model, no cache: one chunk of 1000 new tokens: attention 2x40x256 x (1000 x 1001 / 2),
-  // linear 2 x 31.985e9 / 64 x 1000, both at 1.979e15 x 0.25, x 64 layers.
-  const double s = 64 * (20480.0 * 500500 + 2 * 31.985e9 / 64 * 1000) / (1.979e15 * 0.25);
-  CHECK(beta_tokens(hw, m, cost::Chunk{0, 1000}) == Approx(5 * 1000 / s).epsilon(1e-12));
-  CHECK(beta_tokens(hw, m, cost::Chunk{0, 1000}, 10.0) == Approx(10 * 1000 / s).epsilon(1e-12));
+  // Dense model, no cache: one chunk of 1000 new tokens, per layer: attention 2x40x256 x (1000 x 1001 / 2)
+  // = 10,250,240,000 FLOPs / 6.400086e14 = 16.0158 us; dense 2 x 31.985e9 / 64 x 1000 = 999,531,250,000
+  // FLOPs / 6.396852e14 = 1,562.5362 us (compute-bound); x 64 layers = 101.027324 ms.
+  const double s = 64 * (10250240000.0 / 6.400086e14 + 999531250000.0 / 6.396852e14);
+  CHECK(s == Approx(101.027324e-3).epsilon(1e-6));
+  CHECK(beta_tokens(hw, m, cost::Chunk{0, 1000}) == Approx(5 * 1000 / s).epsilon(1e-9));
+  CHECK(beta_tokens(hw, m, cost::Chunk{0, 1000}, 10.0) == Approx(10 * 1000 / s).epsilon(1e-9));
 }
 
 TEST_CASE("Thresholds override: a configured value > 0 -> wins over the derived one; 0 -> derived",

@@ -1,0 +1,239 @@
+// The EP exchange (sim/cost/compute_model.h: prefill_exchange, decode_exchange) and the work plans of a
+// prefill pass and a decode step (sim/cost/compute_plan.h), for ds660b on hopper-8x400g against hand
+// computations.
+#include "sim/cost/compute_plan.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+namespace sim::cost {
+namespace {
+
+using config::HardwareSpec;
+using config::ModelSpec;
+
+ModelSpec real_model(const std::string& name) {
+  StatusOr<ModelSpec> m = config::load_model(std::string(DPSIM_SOURCE_DIR) + "/models/llm/" + name + ".json");
+  REQUIRE(m.is_ok());
+  return *m;
+}
+
+HardwareSpec hopper() {
+  StatusOr<HardwareSpec> hw =
+      config::load_hardware(std::string(DPSIM_SOURCE_DIR) + "/models/hardware/hopper-8x400g.json");
+  REQUIRE(hw.is_ok());
+  // The published fields the hand arithmetic reads. The CALIBRATION values (kernels.indexer) and the
+  // overheads are set here, to the values the file had when these tests were written, so that refitting
+  // them does not move the hand computations (the file's values are checked in hardware_test.cpp).
+  REQUIRE(hw->gpus_per_node == 8);
+  REQUIRE(hw->gpu_flops == 1.979e15);
+  REQUIRE(hw->gpu_hbm_bw_Bps == 3.35e12);
+  REQUIRE(hw->k_prefill_attention == 0.3234);
+  REQUIRE(hw->k_decode_attention == 0.2072);
+  REQUIRE(hw->k_gemm == 0.6468);
+  REQUIRE(hw->k_gemm_hbm == 0.7964);
+  REQUIRE(hw->k_attention_hbm == 0.8955);
+  REQUIRE(hw->nvlink_bw_Bps == 160e9);
+  hw->k_indexer = 0.063;
+  hw->prefill_layer_overhead_s = 0;
+  hw->decode_step_overhead_s = 0;
+  return *hw;
+}
+
+ModelSpec ds660b() {
+  ModelSpec m = real_model("ds660b");
+  REQUIRE(m.layers == 61);
+  REQUIRE(m.active_params == 37e9);
+  REQUIRE(m.total_params == 671e9);
+  REQUIRE(m.replicated_params == 17.97e9);
+  REQUIRE(m.weight_bytes_per_param == 1);
+  REQUIRE(m.sparse_topk == 2048);
+  REQUIRE(m.moe_layers == 58);
+  REQUIRE(m.routed_experts == 256);
+  REQUIRE(m.active_experts == 8);
+  REQUIRE(m.expert_params == 44040192);
+  REQUIRE(m.hidden == 7168);
+  REQUIRE(m.max_nodes_per_token == 4);
+  REQUIRE(m.dispatch_bytes_per_value == 1.03125);
+  REQUIRE(m.combine_bytes_per_value == 2);
+  return m;
+}
+
+// One (token, destination) pair of ds660b moves 7168 x (1.03125 + 2) = 21,728 bytes (dispatch + combine),
+// in 58 of the 61 layers: 21,728 x 58 / 61 = 20,659.41 bytes per layer averaged over the layers.
+constexpr double kPairBytesPerLayer = 21728.0 * 58 / 61;
+
+// hopper() rates (see compute_model_test.cpp): prefill attention 6.400086e14 FLOP/s, DSA indexer
+// 1.979e15 x 0.063 = 1.24677e14, decode attention 4.100488e14, FP8 GEMM 1.2800172e15, weight reads
+// 2.66794e12 B/s, KV reads 2.999925e12 B/s.
+constexpr double kRpa = 6.400086e14, kRidx = 1.24677e14, kRda = 4.100488e14, kRgemm = 1.2800172e15;
+constexpr double kRwb = 2.66794e12;
+
+}  // namespace
+
+TEST_CASE("EP exchange: ds660b prefill at EP16 over 2 nodes -> 2 nodes hit, half of them remote", "[unit]") {
+  const ModelSpec m = ds660b();
+  // 16 GPUs, 8 per node: 2 nodes. A token goes to min(max_nodes_per_token 4, nodes 2, active_experts 8) = 2
+  // nodes, 1 of 2 remote: CNIC bytes = t x 20,659.41 x 2 x 1/2; then over NVLink to its 8 experts, 7/8 of
+  // them off the receiving GPU: t x 20,659.41 x 8 x 7/8.
+  //   t = 429: CNIC 8,862,886.82 B, NVLink 62,040,207.74 B per GPU per layer.
+  // A model that sends a token to each expert over the CNIC (8 x 1/2) would give 4x the CNIC bytes; one
+  // that forgets the MoE layers' share 58/61 gives 5% more.
+  const Exchange x = prefill_exchange(m, 429, EpGroup{16, 8});
+  CHECK(x.cnic == Approx(429 * kPairBytesPerLayer).epsilon(1e-12));
+  CHECK(x.cnic == Approx(8862886.82).epsilon(1e-9));
+  CHECK(x.nvlink == Approx(429 * kPairBytesPerLayer * 7).epsilon(1e-12));
+  CHECK(x.nvlink == Approx(62040207.74).epsilon(1e-9));
+  // EP32 on 4 nodes: min(4, 4, 8) = 4 nodes hit, 3/4 remote: 3 pairs' bytes per token.
+  CHECK(prefill_exchange(m, 429, EpGroup{32, 8}).cnic == Approx(429 * kPairBytesPerLayer * 3).epsilon(1e-12));
+  // EP64 on 8 nodes: the node limit caps at 4 nodes hit, 7/8 remote: 3.5 pairs; without the limit the
+  // token reaches min(8, 8) = 8 nodes: 7 pairs.
+  CHECK(prefill_exchange(m, 429, EpGroup{64, 8}).cnic ==
+        Approx(429 * kPairBytesPerLayer * 3.5).epsilon(1e-12));
+  ModelSpec unlimited = m;
+  unlimited.max_nodes_per_token = 0;
+  CHECK(prefill_exchange(unlimited, 429, EpGroup{64, 8}).cnic ==
+        Approx(429 * kPairBytesPerLayer * 7).epsilon(1e-12));
+  // One node: nothing crosses a CNIC; NVLink as above.
+  const Exchange one = prefill_exchange(m, 429, EpGroup{8, 8});
+  CHECK(one.cnic == 0);
+  CHECK(one.nvlink == Approx(429 * kPairBytesPerLayer * 7).epsilon(1e-12));
+  // A group smaller than a node: 4 GPUs, 3/4 of the 8 experts off the GPU: 6 pairs over NVLink.
+  CHECK(prefill_exchange(m, 429, EpGroup{4, 8}).nvlink ==
+        Approx(429 * kPairBytesPerLayer * 6).epsilon(1e-12));
+  // No tokens, or a dense model: no exchange.
+  CHECK(prefill_exchange(m, 0, EpGroup{16, 8}).cnic == 0);
+  const Exchange dense = prefill_exchange(real_model("qwen32b"), 429, EpGroup{16, 8});
+  CHECK(dense.cnic == 0);
+  CHECK(dense.nvlink == 0);
+}
+
+TEST_CASE("EP exchange: ds660b decode at EP32 over 4 nodes -> 8 experts per token, 3/4 of them remote",
+          "[unit]") {
+  const ModelSpec m = ds660b();
+  // 64 requests, 32 GPUs on 4 nodes: each token goes to its 8 experts directly. Per layer:
+  //   64 x 8 x 20,659.41 = 10,577,617.84 B; CNIC x 3/4 = 7,933,213.38 B; NVLink: of the 1/4 on its own node,
+  //   7/8 off its own GPU: x 1/4 x 7/8 = 2,313,853.90 B.
+  // Per step over 61 layers: 64 x 8 x 21,728 x 58 x 3/4 = 483,926,016 B over the CNIC (7.56 MB per request).
+  // A model that routes decode through nodes like prefill (min(4, 4, 8) = 4 nodes, not 8 experts) gives
+  // half the CNIC bytes.
+  const Exchange x = decode_exchange(m, 64, EpGroup{32, 8});
+  CHECK(x.cnic == Approx(64 * 8 * kPairBytesPerLayer * 3 / 4).epsilon(1e-12));
+  CHECK(x.cnic == Approx(7933213.38).epsilon(1e-9));
+  CHECK(x.nvlink == Approx(64 * 8 * kPairBytesPerLayer / 4 * 7 / 8).epsilon(1e-12));
+  CHECK(x.nvlink == Approx(2313853.90).epsilon(1e-9));
+  CHECK(61 * x.cnic == Approx(483926016.0).epsilon(1e-12));
+  // One node: no CNIC bytes; every expert off the GPU goes over NVLink: 64 x 8 x 20,659.41 x 7/8.
+  const Exchange one = decode_exchange(m, 64, EpGroup{8, 8});
+  CHECK(one.cnic == 0);
+  CHECK(one.nvlink == Approx(64 * 8 * kPairBytesPerLayer * 7 / 8).epsilon(1e-12));
+  CHECK(decode_exchange(m, 0, EpGroup{32, 8}).cnic == 0);
+  const Exchange dense = decode_exchange(real_model("qwen32b"), 64, EpGroup{32, 8});
+  CHECK(dense.cnic == 0);
+  CHECK(dense.nvlink == 0);
+}
+
+TEST_CASE("Prefill pass: a 2-GPU group with unequal attention -> the slowest GPU's part + the shared experts",
+          "[unit]") {
+  const ModelSpec m = ds660b();
+  HardwareSpec hw = hopper();
+  // GPU 0: {32768 cached, 429 new}; GPU 1: {0, 429}. EP group: 16 GPUs on 2 nodes. Per layer, by hand:
+  //   attention 0: main 278,528 x 2048 x 429 = 244,712,472,576 FLOPs / 6.400086e14 = 382.3581 us; indexer
+  //                16,384 x (32,768 x 429 + 429 x 430 / 2) = 231,828,799,488 FLOPs / 1.24677e14
+  //                = 1,859.4352 us; 2,241.7933 us
+  //   attention 1: main 278,528 x 429 x 430 / 2 = 25,690,030,080 FLOPs / 6.400086e14 = 40.1401 us; indexer
+  //                16,384 x 92,235 = 1,511,178,240 FLOPs / 1.24677e14 = 12.1207 us; 52.2609 us
+  //   dense (429 tokens, each GPU): 2 x 271,563,129.70 x 429 = 233,001,165,286.8 FLOPs / 1.2800172e15
+  //                = 182.0297 us (above the weight reads, 293,689,784 B / 2.66794e12 = 110.0811 us)
+  //   own 0 = 2,423.8230 us, own 1 = 234.2906 us
+  //   shared experts at the group's average 858 / 2 = 429 tokens: 3432 pairs over the GPU's 16 experts:
+  //                704,643,072 B / 2.66794e12 = 264.1150 us (FLOPs 236.2 us) x 58/61 = 251.1258 us
+  //   layer_s = 2,423.8230 + 251.1258 = 2,674.9488 us;
+  //   NVLink 62,040,207.74 B / 160e9 = 387.75 us < layer_s: it hides under the compute.
+  //   layer_work 0 = 2,674.9488 us x 1.979e15, layer_work 1 = (234.2906 + 251.1258) us = 485.4164 us
+  //   x 1.979e15.
+  //   exchange_bytes = prefill_exchange(429).cnic = 429 x 20,659.41 = 8,862,886.82 B.
+  // A pass paced by the mean GPU, or charging each GPU its own experts (not the average's), or taking the
+  // exchange at the per-GPU rather than the average token count fails one of these.
+  const double att0 = 244712472576.0 / kRpa + 231828799488.0 / kRidx;
+  const double att1 = 25690030080.0 / kRpa + 1511178240.0 / kRidx;
+  const double dense = 2 * (16565350912.0 / 61) * 429 / kRgemm;
+  const double shared = 704643072.0 / kRwb * 58 / 61;
+  const PassPlan p = prefill_pass(m, hw, {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
+  CHECK(p.layers == 61);
+  CHECK(p.tokens == 858);
+  REQUIRE(p.attention_s.size() == 2);
+  CHECK(p.attention_s[0] == Approx(att0).epsilon(1e-12));
+  CHECK(p.attention_s[1] == Approx(att1).epsilon(1e-12));
+  CHECK(p.layer_s == Approx(att0 + dense + shared).epsilon(1e-12));
+  CHECK(p.layer_s == Approx(2674.9488e-6).epsilon(1e-7));
+  REQUIRE(p.layer_work.size() == 2);
+  CHECK(p.layer_work[0] == Approx((att0 + dense + shared) * 1.979e15).epsilon(1e-12));
+  CHECK(p.layer_work[1] == Approx((att1 + dense + shared) * 1.979e15).epsilon(1e-12));
+  CHECK(p.layer_work[1] == Approx(485.4164e-6 * 1.979e15).epsilon(1e-7));
+  CHECK(p.exchange_bytes == Approx(429 * kPairBytesPerLayer).epsilon(1e-12));
+  CHECK(p.exchange_bytes == Approx(8862886.82).epsilon(1e-9));
+
+  // NVLink-bound: at 1 MB/s the 62,040,207.74 B per layer take 62.040208 s, and every GPU's layer with it.
+  hw.nvlink_bw_Bps = 1e6;
+  const PassPlan slow = prefill_pass(m, hw, {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
+  CHECK(slow.layer_s == Approx(62.04020774).epsilon(1e-9));
+  CHECK(slow.layer_work[0] == Approx(62.04020774 * 1.979e15).epsilon(1e-9));
+  CHECK(slow.layer_work[1] == Approx(62.04020774 * 1.979e15).epsilon(1e-9));
+  // NVLink not modelled (0): the compute alone.
+  hw.nvlink_bw_Bps = 0;
+  CHECK(prefill_pass(m, hw, {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8}).layer_s ==
+        Approx(2674.9488e-6).epsilon(1e-7));
+}
+
+TEST_CASE("Prefill pass: one GPU -> its layer time; a group without new tokens -> nothing", "[unit]") {
+  const ModelSpec m = ds660b();
+  const HardwareSpec hw = hopper();
+  // {30000, 400} and {0, 1000} on one GPU at EP16: 3.5544017 ms (compute_model_test.cpp, "Layer time");
+  // NVLink 1400 x 20,659.41 x 7 = 202,462,216.4 B / 160e9 = 1.2654 ms is less.
+  const PassPlan one = prefill_pass(m, hw, {{{30000, 400}, {0, 1000}}}, EpGroup{16, 8});
+  CHECK(one.layer_s == Approx(3.5544017e-3).epsilon(1e-7));
+  CHECK(one.layer_work[0] == Approx(3.5544017e-3 * 1.979e15).epsilon(1e-7));
+  CHECK(one.exchange_bytes == Approx(1400 * kPairBytesPerLayer).epsilon(1e-12));
+  const PassPlan idle = prefill_pass(m, hw, {{}, {{5000, 0}}}, EpGroup{16, 8});
+  CHECK(idle.tokens == 0);
+  CHECK(idle.layer_s == 0);
+  CHECK(idle.layer_work == std::vector<double>{0, 0});
+  CHECK(idle.exchange_bytes == 0);
+}
+
+TEST_CASE("Decode step plan: ds660b 64 requests at EP32 -> compute step, CNIC bytes, NVLink bound when slow",
+          "[unit]") {
+  const ModelSpec m = ds660b();
+  HardwareSpec hw = hopper();
+  // 64 requests of 32,000 tokens at EP32 (4 nodes), by hand (compute_model_test.cpp, "Decode step: ds660b"):
+  //   attention max(2,226,940,542,976 / 4.100488e14 + 2,046,820,352,000 / 1.24677e14 [indexer],
+  //                 21,735,473,152 / 2.999925e12) = max(21.847900, 7.245339) = 21.847900 ms;
+  //   61 x (dense 294,139,973.97 / 2.66794e12 + experts 8 x 44,040,192 / 2.66794e12 x 58/61) = 14.384577 ms;
+  //   step = 36.232477 ms.
+  //   NVLink: 61 x 2,313,853.90 = 141,145,088 B per step / 160e9 = 0.88216 ms: hidden.
+  //   CNIC per step: 61 x 7,933,213.38 = 483,926,016 B.
+  const StepPlan s = decode_step(m, hw, 64, 64 * 32000.0, EpGroup{32, 8});
+  const double compute = 2226940542976.0 / kRda + 2046820352000.0 / kRidx +
+                         61 * ((38377187500.0 - 20434649088.0) / 61 / kRwb + 352321536.0 / kRwb * 58 / 61);
+  CHECK(s.step_s == Approx(compute).epsilon(1e-12));
+  CHECK(s.step_s == Approx(36.232477e-3).epsilon(1e-7));
+  CHECK(s.work == Approx(compute * 1.979e15).epsilon(1e-12));
+  CHECK(s.exchange_bytes == Approx(483926016.0).epsilon(1e-12));
+  // NVLink at 1 MB/s: 141,145,088 B take 141.145088 s, the step with them. A model that forgets the
+  // layers (one layer's bytes) would give 2.31 s.
+  hw.nvlink_bw_Bps = 1e6;
+  const StepPlan slow = decode_step(m, hw, 64, 64 * 32000.0, EpGroup{32, 8});
+  CHECK(slow.step_s == Approx(141.145088).epsilon(1e-9));
+  CHECK(slow.work == Approx(141.145088 * 1.979e15).epsilon(1e-9));
+  CHECK(slow.exchange_bytes == Approx(483926016.0).epsilon(1e-12));
+  // One node: no CNIC bytes. No requests: nothing.
+  CHECK(decode_step(m, hopper(), 64, 64 * 32000.0, EpGroup{8, 8}).exchange_bytes == 0);
+  const StepPlan none = decode_step(m, hopper(), 0, 0, EpGroup{32, 8});
+  CHECK(none.step_s == 0);
+  CHECK(none.work == 0);
+  CHECK(none.exchange_bytes == 0);
+}
+
+}  // namespace sim::cost
