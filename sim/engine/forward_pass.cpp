@@ -28,11 +28,11 @@ void start_all(transport::Transport& links, const Flows& flows, double layers, H
   }
 }
 
-// The pass's EP exchange over the CNICs: every layer's bytes in one flow per GPU, paced at one layer per
-// layer time (the compute it overlaps); the pass ends when it has.
-void start_exchange(transport::Transport& links, const ForwardPass& fp, Handles& out) {
+// The EP exchange over the CNICs of `layers` layers computed now: one flow per GPU, paced at one layer
+// per layer time (the compute it overlaps); those layers end when it has.
+void start_exchange(transport::Transport& links, const ForwardPass& fp, double layers, Handles& out) {
   if (fp.exchange == nullptr) return;
-  start_all(links, *fp.exchange, fp.layers, out, fp.t_layer > 0 ? 1 / fp.t_layer : -1,
+  start_all(links, *fp.exchange, layers, out, fp.t_layer > 0 ? 1 / fp.t_layer : -1,
             transport::TrafficClass::kCollective);
 }
 
@@ -48,7 +48,7 @@ void run_whole(transport::Transport& links, const ForwardPass& fp, PassCompute& 
   Handles h, exchange;
   start_all(links, fp.load, fp.layers, h);
   wait_all(links, h);
-  start_exchange(links, fp, exchange);
+  start_exchange(links, fp, fp.layers, exchange);
   compute.run(fp.layers);
   start_all(links, fp.push, fp.layers, h);
   wait_all(links, h);
@@ -59,17 +59,17 @@ void run_groups(transport::Transport& links, const ForwardPass& fp, int per_grou
   Handles loading, pushing, exchange;
   start_all(links, fp.load, std::min(per_group, fp.layers), loading);
   wait_all(links, loading);
-  start_exchange(links, fp, exchange);
   for (int first = 0; first < fp.layers; first += per_group) {
     const int layers = std::min(per_group, fp.layers - first);
     const int next = std::min(per_group, fp.layers - first - layers);
     if (next > 0) start_all(links, fp.load, next, loading);
+    start_exchange(links, fp, layers, exchange);
     compute.run(layers);
+    wait_all(links, exchange);  // a layer's MoE needs its exchange
     start_all(links, fp.push, layers, pushing);
     wait_all(links, loading);
   }
   wait_all(links, pushing);
-  wait_all(links, exchange);
 }
 
 void run_fluid(transport::Transport& links, const ForwardPass& fp, PassCompute& compute) {
@@ -83,7 +83,7 @@ void run_fluid(transport::Transport& links, const ForwardPass& fp, PassCompute& 
   const double pace = n / ((n - 1) * fp.t_layer);
   Handles loading, pushing, exchange;
   start_all(links, fp.load, n, loading, pace);
-  start_exchange(links, fp, exchange);
+  start_exchange(links, fp, n, exchange);
   compute.start(n - 1);           // layers 0 .. n-2
   engine::sleep_for(fp.t_layer);  // layer 0 computed: its KV goes out
   start_all(links, fp.push, n, pushing, pace);
