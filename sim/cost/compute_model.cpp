@@ -217,4 +217,8 @@ int weight_shards_for_role(const config::ModelSpec& m, int role_gpus) {
   return m.weight_shards > 1 ? role_gpus : 1;
 }
 
+EpGroup ep_group(const config::ModelSpec& m, const config::HardwareSpec& hw, int role_gpus) {
+  return EpGroup{weight_shards_for_role(m, role_gpus), hw.gpus_per_node};
+}
+
 }  // namespace sim::cost

@@ -60,6 +60,8 @@ struct EpGroup {
   int gpus_per_node = 1;
   int nodes() const { return (gpus + gpus_per_node - 1) / gpus_per_node; }
 };
+// The EP group of a role of `role_gpus` GPUs: its weight shards (weight_shards_for_role).
+EpGroup ep_group(const config::ModelSpec& m, const config::HardwareSpec& hw, int role_gpus);
 
 // ---- Prefill times (one GPU, one layer, averaged over the model's layers) ----
 // Attention of one layer for a set of chunks (the compute-quota predictor, §6.2): attention FLOPs at the

@@ -6,6 +6,15 @@
 
 namespace sim::cost {
 
+namespace {
+
+// The time the exchange's NVLink bytes take (0 when NVLink is not modelled).
+double nvlink_s(const config::HardwareSpec& hw, double bytes) {
+  return hw.nvlink_bw_Bps > 0 ? bytes / hw.nvlink_bw_Bps : 0;
+}
+
+}  // namespace
+
 PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw,
                       const std::vector<std::vector<Chunk>>& per_gpu, const EpGroup& ep) {
   SIM_CHECK(!per_gpu.empty(), "a prefill pass without GPUs");
@@ -29,9 +38,9 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
   const double avg = p.tokens / n;
   const double shared = expert_time_s(m, hw, avg, ep.gpus) + hw.prefill_layer_overhead_s;
   const Exchange x = prefill_exchange(m, avg, ep);
-  const double nvlink_s = hw.nvlink_bw_Bps > 0 ? x.nvlink / hw.nvlink_bw_Bps : 0;
-  p.layer_s = std::max(slowest + shared, nvlink_s);
-  for (size_t i = 0; i < n; ++i) p.layer_work.push_back(std::max(own[i] + shared, nvlink_s) * hw.gpu_flops);
+  const double nvlink = nvlink_s(hw, x.nvlink);
+  p.layer_s = std::max(slowest + shared, nvlink);
+  for (size_t i = 0; i < n; ++i) p.layer_work.push_back(std::max(own[i] + shared, nvlink) * hw.gpu_flops);
   p.exchange_bytes = x.cnic;
   return p;
 }
@@ -41,8 +50,8 @@ StepPlan decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw,
   StepPlan s;
   if (batch == 0) return s;
   const Exchange x = decode_exchange(m, batch, ep);
-  const double nvlink_s = hw.nvlink_bw_Bps > 0 ? m.layers * x.nvlink / hw.nvlink_bw_Bps : 0;
-  s.step_s = std::max(decode_step_time_s(m, hw, batch, total_context, ep.gpus), nvlink_s);
+  s.step_s =
+      std::max(decode_step_time_s(m, hw, batch, total_context, ep.gpus), nvlink_s(hw, m.layers * x.nvlink));
   s.work = s.step_s * hw.gpu_flops;
   s.exchange_bytes = m.layers * x.cnic;
   return s;

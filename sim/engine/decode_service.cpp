@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "sim/core/check.h"
 #include "sim/cost/compute_plan.h"
@@ -16,16 +17,12 @@ namespace sg4 = simgrid::s4u;
 DecodeService::DecodeService(EngineContext& ctx) : c_(ctx) {
   // One sharding rule per role: the decode role's GPUs hold the weights (what sizes DE HBM, HbmPool) and
   // each step reads a GPU's share of them.
-  ep_.gpus = cost::weight_shards_for_role(c_.sc.model, c_.h.gpus_of(platform::NodeRole::kDecode));
-  ep_.gpus_per_node = c_.sc.hardware.gpus_per_node;
-  // An EP group over more than one node exchanges over the CNICs.
-  const bool exchanges = c_.sc.model.moe() && ep_.nodes() > 1;
+  ep_ = cost::ep_group(c_.sc.model, c_.sc.hardware, c_.h.gpus_of(platform::NodeRole::kDecode));
   for (const auto& [node, gpu] : c_.h.engines_of(platform::NodeRole::kDecode)) {
     DecodeEngineState de;
     de.id = static_cast<int>(des_.size());
     de.node = node;
     de.gpu = gpu;
-    de.exchanges = exchanges;
     de.cv_loader = sg4::ConditionVariable::create();
     de.cv_decode = sg4::ConditionVariable::create();
     de.cv_persist = sg4::ConditionVariable::create();
@@ -149,10 +146,12 @@ void DecodeService::decode_loop(int de_id) {
     const double tau = step.step_s;
     const double t0 = now();
     // The EP exchange of the plan's steps runs beside its compute, one collective flow paced at a step's
-    // bytes per step; the plan ends when both have.
-    const double xb = de.exchanges ? step.exchange_bytes : 0;
+    // bytes per step; the plan ends when both have. None for an EP group within one node (xb = 0).
+    const double xb = step.exchange_bytes;
     auto exchange = [&](double steps) {
-      return c_.transport.start(gpu, gpu, steps * xb, transport::TrafficClass::kCollective, xb / tau);
+      return xb > 0 ? std::optional(c_.transport.start(gpu, gpu, steps * xb,
+                                                       transport::TrafficClass::kCollective, xb / tau))
+                    : std::nullopt;
     };
     // The plan runs until the earliest request is done, unless a join (or the end of the run) cuts it:
     // then the step in progress is finished and the batch re-planned with the newcomers.
@@ -180,8 +179,8 @@ void DecodeService::decode_loop(int de_id) {
       de.busy_s += c_.gpu.finish(plan, work, cut, t0);
       if (!cut) {
         wait_exchange(x, de_id);
-      } else {  // the steps done must have exchanged their bytes; the rest of the flow is withdrawn
-        const double owed = steps * xb - c_.transport.cancel(x);
+      } else if (x) {  // the steps done must have exchanged their bytes; the rest of the flow is withdrawn
+        const double owed = steps * xb - c_.transport.cancel(*x);
         if (owed >= 1)
           wait_exchange(c_.transport.start(gpu, gpu, owed, transport::TrafficClass::kCollective), de_id);
       }
@@ -223,8 +222,9 @@ void DecodeService::decode_loop(int de_id) {
   }
 }
 
-void DecodeService::wait_exchange(transport::Transport::Handle x, int de_id) {
-  const Status st = c_.transport.wait(x);
+void DecodeService::wait_exchange(std::optional<transport::Transport::Handle> x, int de_id) {
+  if (!x) return;
+  const Status st = c_.transport.wait(*x);
   SIM_CHECK(st.is_ok(), "EP exchange of DE {}: {}", de_id, st.message());
 }
 

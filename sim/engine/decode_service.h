@@ -11,6 +11,7 @@
 #pragma once
 
 #include <deque>
+#include <optional>
 #include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <vector>
@@ -31,7 +32,6 @@ struct DecodeEngineState {
   double persist_gpu_bytes = 0;   // generated KV waiting for D2H + persist
   double persist_dram_bytes = 0;  // appended KV in the DE buffer waiting for persist
   int max_batch = 0;
-  bool exchanges = false;  // its EP group spans nodes: each step's exchange crosses its CNIC
   simgrid::s4u::ConditionVariablePtr cv_loader, cv_decode, cv_persist;
 };
 
@@ -63,7 +63,8 @@ class DecodeService {
   EngineContext& c_;
   Dispatcher* dispatcher_ = nullptr;
   TurnEvents* turns_ = nullptr;
-  void wait_exchange(transport::Transport::Handle x, int de);
+  // Waits for an exchange flow, if there is one.
+  void wait_exchange(std::optional<transport::Transport::Handle> x, int de);
   cost::EpGroup ep_;  // the decode role's EP group
   std::vector<DecodeEngineState> des_;
 };

@@ -66,8 +66,7 @@ class GroupCompute : public PassCompute {
 PrefillService::PrefillService(EngineContext& ctx)
     : c_(ctx), pipeline_(ctx.sc.policy.layerwise, ctx.sc.sim.layer_group) {
   const auto& m = c_.sc.model;
-  ep_.gpus = cost::weight_shards_for_role(m, c_.h.gpus_of(platform::NodeRole::kPrefill));
-  ep_.gpus_per_node = c_.sc.hardware.gpus_per_node;
+  ep_ = cost::ep_group(m, c_.sc.hardware, c_.h.gpus_of(platform::NodeRole::kPrefill));
   hbm_kv_ = cost::hbm_kv_bytes_per_gpu(m, c_.sc.hardware, ep_.gpus);
   for (const auto& [node, gpu] : c_.h.engines_of(platform::NodeRole::kPrefill)) {
     PrefillEngineState pe;
@@ -81,13 +80,11 @@ PrefillService::PrefillService(EngineContext& ctx)
   // other models alone.
   const int dp = c_.sc.cluster.prefill_dp_group_gpus;
   const int group_gpus = m.weight_shards > 1 ? (dp == 0 ? ep_.gpus : dp) : 1;
-
   for (auto& pe : pes_) {
     pe.pass_group = pe.id / group_gpus;
     if (pe.pass_group >= static_cast<int>(pass_groups_.size())) pass_groups_.resize(pe.pass_group + 1);
     pass_groups_[pe.pass_group].push_back(pe.id);
   }
-  exchanges_ = m.moe() && ep_.nodes() > 1;  // an EP group over more than one node exchanges over the CNICs
   for (auto& g : pass_groups_) {
     auto cv = sg4::ConditionVariable::create();
     for (int p : g) pes_[p].cv = cv;
@@ -213,7 +210,8 @@ void PrefillService::pass_loop(int group) {
     Flows load, push, exchange;
     for (size_t i = 0; i < n; ++i) {
       plan_transfers(pes_[members[i]], batches[i], load, push);
-      if (exchanges_ && plan.exchange_bytes > 0) exchange[{hosts[i], hosts[i]}] += plan.exchange_bytes;
+      // An EP group over more than one node exchanges over the CNICs (the plan's bytes are 0 otherwise).
+      if (plan.exchange_bytes > 0) exchange[{hosts[i], hosts[i]}] += plan.exchange_bytes;
     }
     std::fill(busy.begin(), busy.end(), 0.0);
     GroupCompute compute(c_.gpu, hosts, plan, work, busy);

@@ -72,7 +72,6 @@ class PrefillService {
   TurnEvents* turns_ = nullptr;
   double hbm_kv_ = 0;
   cost::EpGroup ep_;          // the prefill role's EP group
-  bool exchanges_ = false;    // it spans nodes: each pass's exchange crosses the CNICs
   cost::BatchLimits limits_;  // a GPU's batch: the compute quota and its HBM for KV
   std::vector<PrefillEngineState> pes_;
   std::vector<std::vector<int>> pass_groups_;  // PEs per DP-attention group
