@@ -6,12 +6,40 @@
 #include <cmath>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
+#include <simgrid/simix.hpp>
 
 #include "sim/core/check.h"
+
+// SimGrid 3.32's kernel-side comm. Its header is not installed; libsimgrid exports this member.
+namespace simgrid::kernel::activity {
+class CommImpl {
+ public:
+  CommImpl& set_rate(double rate);
+};
+}  // namespace simgrid::kernel::activity
 
 namespace sim::transport {
 
 namespace sg4 = simgrid::s4u;
+
+namespace {
+
+// A host-to-host comm of `bytes` whose rate is bounded by `rate` (B/s). In SimGrid 3.32 Comm::set_rate()
+// keeps the rate on the s4u side, which only mailbox comms hand to the kernel: a host-to-host comm would
+// run unbounded. So the rate is set on the kernel-side comm (a CommImpl, the only implementation behind a
+// sendto comm) before its ends are set, which starts it.
+sg4::CommPtr start_rated(sg4::Host* from, sg4::Host* to, uint64_t bytes, double rate) {
+  sg4::CommPtr comm = sg4::Comm::sendto_init();
+  comm->set_payload_size(bytes);
+  simgrid::kernel::actor::simcall_answered(
+      [&]() { reinterpret_cast<simgrid::kernel::activity::CommImpl*>(comm->get_impl())->set_rate(rate); });
+  comm->set_source(from);
+  comm->set_destination(to);
+  if (comm->get_state() == sg4::Activity::State::INITED) comm->start();
+  return comm;
+}
+
+}  // namespace
 
 Transport::Transport(const platform::PlatformHandles& h) : h_(h) {
   for (size_t i = 0; i < h.links.size(); ++i) link_index_[h.links[i].link] = static_cast<int>(i);
@@ -58,13 +86,7 @@ Transport::Handle Transport::start(sg4::Host* from, sg4::Host* to, double bytes,
     f.size = std::round(bytes);
     if (observer_ != nullptr) observer_->on_start(*f.route, f.size, c);
     if (max_rate_Bps > 0) {
-      // The rate must be set while the comm is INITED: before its ends are (setting both may start it).
-      f.comm = sg4::Comm::sendto_init();
-      f.comm->set_rate(max_rate_Bps);
-      f.comm->set_payload_size(static_cast<uint64_t>(f.size));
-      f.comm->set_source(from);
-      f.comm->set_destination(to);
-      if (f.comm->get_state() == sg4::Activity::State::INITED) f.comm->start();
+      f.comm = start_rated(from, to, static_cast<uint64_t>(f.size), max_rate_Bps);
     } else {
       f.comm = sg4::Comm::sendto_async(from, to, static_cast<uint64_t>(f.size));
     }
