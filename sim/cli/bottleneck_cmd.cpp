@@ -66,11 +66,14 @@ int run_bottleneck(const BottleneckArgs& a) {
     return 0;
   }
   std::string out = fmt::format("hardware: {} ({})\n", hw->name, hw->file);
-  if (hw->storage_efficiency != 1.0 || hw->storage_bw_per_node_Bps > 0) {
+  if (hw->storage_efficiency != 1.0 || hw->storage_bw_per_node_Bps > 0 ||
+      hw->storage_request_overhead_s > 0) {
     out += fmt::format(
-        "note: storage.efficiency = {:.6g} and storage.bw_per_node_Bps = {:.6g} are ignored: the analysis "
-        "assumes every SNIC is saturated at its line rate s*B (paper §4.2)\n",
-        hw->storage_efficiency, hw->storage_bw_per_node_Bps);
+        "note: storage.efficiency = {:.6g}, storage.request_overhead_s = {:.6g} and storage.bw_per_node_Bps "
+        "= "
+        "{:.6g} are ignored: the analysis assumes every SNIC is saturated at its line rate s*B (paper "
+        "§4.2)\n",
+        hw->storage_efficiency, hw->storage_request_overhead_s, hw->storage_bw_per_node_Bps);
   }
   out += cost::format_table(*range, loads.get());
   std::fputs(out.c_str(), stdout);
