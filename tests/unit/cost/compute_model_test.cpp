@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tests/unit/config/config_fixtures.h"
+#include "tests/unit/paper_files.h"
 
 namespace sim::cost {
 namespace {
@@ -20,47 +21,15 @@ using config::ModelSpec;
 using config::testing::error_of;
 using config::testing::ScratchDir;
 
+using testing::real_hardware;
+using testing::real_model;
+
 std::string model_path(const std::string& name) {
   return std::string(DPSIM_SOURCE_DIR) + "/models/llm/" + name + ".json";
 }
 
-ModelSpec real_model(const std::string& name) {
-  StatusOr<ModelSpec> m = config::load_model(model_path(name));
-  INFO(error_of(m));
-  REQUIRE(m.is_ok());
-  return *m;
-}
-
-HardwareSpec real_hardware(const std::string& name) {
-  StatusOr<HardwareSpec> hw =
-      config::load_hardware(std::string(DPSIM_SOURCE_DIR) + "/models/hardware/" + name + ".json");
-  INFO(error_of(hw));
-  REQUIRE(hw.is_ok());
-  return *hw;
-}
-
-// hopper-8x400g for the hand computations below. The REQUIREs pin the published numbers the arithmetic
-// reads (a changed file fails here, not as a wrong number). The CALIBRATION values (kernels.indexer,
-// storage.request_overhead_s) and the overheads are set here, to the values the file had when these
-// tests were written, so that refitting them does not move every hand computation; what the file holds
-// now is checked once, in hardware_test.cpp.
 HardwareSpec hopper() {
-  HardwareSpec hw = real_hardware("hopper-8x400g");
-  REQUIRE(hw.gpus_per_node == 8);
-  REQUIRE(hw.gpu_flops == 1.979e15);
-  REQUIRE(hw.gpu_bf16_flops == 989e12);
-  REQUIRE(hw.gpu_hbm_bw_Bps == 3.35e12);
-  REQUIRE(hw.k_prefill_attention == 0.3234);
-  REQUIRE(hw.k_decode_attention == 0.2072);
-  REQUIRE(hw.k_gemm == 0.6468);
-  REQUIRE(hw.k_gemm_hbm == 0.7964);
-  REQUIRE(hw.k_attention_hbm == 0.8955);
-  REQUIRE(hw.nvlink_bw_Bps == 160e9);
-  hw.k_indexer = 0.063;
-  hw.storage_request_overhead_s = 40e-6;
-  hw.prefill_layer_overhead_s = 0;
-  hw.decode_step_overhead_s = 0;
-  return hw;
+  return testing::pinned_hopper();
 }
 
 // ds660b on hopper-8x400g, the pair the hand computations below use. The REQUIREs pin every field the

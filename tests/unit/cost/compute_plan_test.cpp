@@ -7,38 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/paper_files.h"
+
 namespace sim::cost {
 namespace {
 
 using config::HardwareSpec;
 using config::ModelSpec;
 
-ModelSpec real_model(const std::string& name) {
-  StatusOr<ModelSpec> m = config::load_model(std::string(DPSIM_SOURCE_DIR) + "/models/llm/" + name + ".json");
-  REQUIRE(m.is_ok());
-  return *m;
-}
+using testing::real_model;
 
 HardwareSpec hopper() {
-  StatusOr<HardwareSpec> hw =
-      config::load_hardware(std::string(DPSIM_SOURCE_DIR) + "/models/hardware/hopper-8x400g.json");
-  REQUIRE(hw.is_ok());
-  // The published fields the hand arithmetic reads. The CALIBRATION values (kernels.indexer) and the
-  // overheads are set here, to the values the file had when these tests were written, so that refitting
-  // them does not move the hand computations (the file's values are checked in hardware_test.cpp).
-  REQUIRE(hw->gpus_per_node == 8);
-  REQUIRE(hw->gpu_flops == 1.979e15);
-  REQUIRE(hw->gpu_hbm_bw_Bps == 3.35e12);
-  REQUIRE(hw->k_prefill_attention == 0.3234);
-  REQUIRE(hw->k_decode_attention == 0.2072);
-  REQUIRE(hw->k_gemm == 0.6468);
-  REQUIRE(hw->k_gemm_hbm == 0.7964);
-  REQUIRE(hw->k_attention_hbm == 0.8955);
-  REQUIRE(hw->nvlink_bw_Bps == 160e9);
-  hw->k_indexer = 0.063;
-  hw->prefill_layer_overhead_s = 0;
-  hw->decode_step_overhead_s = 0;
-  return *hw;
+  return testing::pinned_hopper();
 }
 
 ModelSpec ds660b() {

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "tests/unit/paper_files.h"
+
 namespace sim::policy::dualpath {
 namespace {
 
@@ -18,19 +20,7 @@ config::HardwareSpec hardware(const std::string& name) {
 // had when these tests were written, so that a refit does not move them (hardware_test.cpp checks the
 // file's values).
 config::HardwareSpec hopper() {
-  config::HardwareSpec hw = hardware("hopper-8x400g");
-  REQUIRE(hw.gpu_flops == 1.979e15);
-  REQUIRE(hw.gpu_bf16_flops == 989e12);
-  REQUIRE(hw.gpu_hbm_bw_Bps == 3.35e12);
-  REQUIRE(hw.k_prefill_attention == 0.3234);
-  REQUIRE(hw.k_gemm == 0.6468);
-  REQUIRE(hw.k_gemm_hbm == 0.7964);
-  REQUIRE(hw.snic_bw_Bps == 50e9);
-  REQUIRE(hw.storage_efficiency == 0.859);
-  REQUIRE(hw.storage_bw_per_node_Bps == 0);
-  hw.k_indexer = 0.063;
-  hw.storage_request_overhead_s = 40e-6;
-  return hw;
+  return testing::pinned_hopper();
 }
 
 config::ModelSpec model(const std::string& name) {

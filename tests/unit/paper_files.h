@@ -1,0 +1,56 @@
+// The project's model and hardware files as the unit tests' hand computations read them.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "sim/config/hardware.h"
+#include "sim/config/model_spec.h"
+#include "tests/unit/config/config_fixtures.h"
+
+namespace sim::testing {
+
+inline config::ModelSpec real_model(const std::string& name) {
+  StatusOr<config::ModelSpec> m =
+      config::load_model(std::string(DPSIM_SOURCE_DIR) + "/models/llm/" + name + ".json");
+  INFO(config::testing::error_of(m));
+  REQUIRE(m.is_ok());
+  return *m;
+}
+
+inline config::HardwareSpec real_hardware(const std::string& name) {
+  StatusOr<config::HardwareSpec> hw =
+      config::load_hardware(std::string(DPSIM_SOURCE_DIR) + "/models/hardware/" + name + ".json");
+  INFO(config::testing::error_of(hw));
+  REQUIRE(hw.is_ok());
+  return *hw;
+}
+
+// hopper-8x400g for hand computations. The REQUIREs pin the published numbers the arithmetic reads (a
+// changed file fails here, not as a wrong number). The CALIBRATION values (kernels.indexer,
+// storage.request_overhead_s) and the overheads are set to the values the file had when the tests were
+// written, so that refitting them does not move every hand computation; what the file holds now is
+// checked once, in tests/unit/config/hardware_test.cpp.
+inline config::HardwareSpec pinned_hopper() {
+  config::HardwareSpec hw = real_hardware("hopper-8x400g");
+  REQUIRE(hw.gpus_per_node == 8);
+  REQUIRE(hw.gpu_flops == 1.979e15);
+  REQUIRE(hw.gpu_bf16_flops == 989e12);
+  REQUIRE(hw.gpu_hbm_bw_Bps == 3.35e12);
+  REQUIRE(hw.k_prefill_attention == 0.3234);
+  REQUIRE(hw.k_decode_attention == 0.2072);
+  REQUIRE(hw.k_gemm == 0.6468);
+  REQUIRE(hw.k_gemm_hbm == 0.7964);
+  REQUIRE(hw.k_attention_hbm == 0.8955);
+  REQUIRE(hw.nvlink_bw_Bps == 160e9);
+  REQUIRE(hw.snic_bw_Bps == 50e9);
+  REQUIRE(hw.storage_efficiency == 0.859);
+  REQUIRE(hw.storage_bw_per_node_Bps == 0);
+  hw.k_indexer = 0.063;
+  hw.storage_request_overhead_s = 40e-6;
+  hw.prefill_layer_overhead_s = 0;
+  hw.decode_step_overhead_s = 0;
+  return hw;
+}
+
+}  // namespace sim::testing
