@@ -301,6 +301,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   if (sc.sim.progress) start_progress(rec, totals.turns, wall0);
   e.run();
   const double end = engine::now();
+  cluster.finish();
   if (sc.sim.progress && std::chrono::steady_clock::now() - wall0 > std::chrono::seconds(3))
     std::fprintf(stderr, "\n");
   links.finish(end);

@@ -186,15 +186,21 @@ double decode_step_kv_bytes(const config::ModelSpec& m, int batch, double total_
   return m.layers * (m.main_kv_bytes_per_token_layer * decode_attended(m, batch, total_context) + indexer);
 }
 
-double decode_step_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
-                          double total_context, int weight_shards) {
+double decode_attention_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
+                          double total_context) {
   if (batch == 0) return 0;
   const GpuRates r = gpu_rates(m, hw);
   const double main = m.layers * main_flops_per_pair(m) * decode_attended(m, batch, total_context);
   const double indexer = m.layers * indexer_flops_per_pair(m) * total_context;
-  const double attention = std::max(main / r.decode_attention + indexer / r.indexer,
-                                    decode_step_kv_bytes(m, batch, total_context) / r.attention_hbm);
-  return attention + m.layers * linear_time_s(m, hw, batch, weight_shards) + hw.decode_step_overhead_s;
+  return std::max(main / r.decode_attention + indexer / r.indexer,
+                  decode_step_kv_bytes(m, batch, total_context) / r.attention_hbm);
+}
+
+double decode_step_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
+                          double total_context, int weight_shards) {
+  if (batch == 0) return 0;
+  return decode_attention_s(m, hw, batch, total_context) +
+         m.layers * linear_time_s(m, hw, batch, weight_shards) + hw.decode_step_overhead_s;
 }
 
 double hbm_kv_bytes_per_gpu(const config::ModelSpec& m, const config::HardwareSpec& hw, int weight_shards) {

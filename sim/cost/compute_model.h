@@ -111,6 +111,10 @@ double decode_step_flops(const config::ModelSpec& m, int batch, double total_con
 // KV bytes read from HBM in one step: main cache over the attended tokens and, for sparse models, the
 // indexer keys over total_context (read even when indexer_keys_in_cache is false).
 double decode_step_kv_bytes(const config::ModelSpec& m, int batch, double total_context);
+// The attention of one step, all layers: max(main attention FLOPs / decode_attention + indexer FLOPs /
+// indexer, KV bytes / attention_hbm). 0 when batch == 0.
+double decode_attention_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
+                          double total_context);
 // Compute time of one step: layers x [max(main attention FLOPs / decode_attention + indexer FLOPs / indexer,
 // KV bytes / attention_hbm)
 // + dense_time_s(batch)] + layers x expert_time_s(batch) + decode_step_overhead_s. 0 when batch == 0.

@@ -45,16 +45,30 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
   return p;
 }
 
-StepPlan decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
-                     double total_context, const EpGroup& ep) {
+double decode_own_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
+                    double total_context, const EpGroup& ep) {
+  if (batch == 0) return 0;
+  return decode_attention_s(m, hw, batch, total_context) + m.layers * dense_time_s(m, hw, batch, ep.gpus);
+}
+
+StepPlan decode_group_step(const config::ModelSpec& m, const config::HardwareSpec& hw, double slowest_own_s,
+                           double group_batch, const EpGroup& ep) {
   StepPlan s;
-  if (batch == 0) return s;
-  const Exchange x = decode_exchange(m, batch, ep);
+  if (group_batch <= 0) return s;
+  const double avg = group_batch / ep.gpus;
+  const Exchange x = decode_exchange(m, avg, ep);
   s.step_s =
-      std::max(decode_step_time_s(m, hw, batch, total_context, ep.gpus), nvlink_s(hw, m.layers * x.nvlink));
+      std::max(slowest_own_s + m.layers * expert_time_s(m, hw, avg, ep.gpus) + hw.decode_step_overhead_s,
+               nvlink_s(hw, m.layers * x.nvlink));
   s.work = s.step_s * hw.gpu_flops;
   s.exchange_bytes = m.layers * x.cnic;
   return s;
+}
+
+StepPlan decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
+                     double total_context, const EpGroup& ep) {
+  return decode_group_step(m, hw, decode_own_s(m, hw, batch, total_context, ep),
+                           static_cast<double>(batch) * ep.gpus, ep);
 }
 
 }  // namespace sim::cost

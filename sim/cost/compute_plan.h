@@ -32,12 +32,26 @@ struct PassPlan {
 PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw,
                       const std::vector<std::vector<Chunk>>& per_gpu, const EpGroup& ep);
 
-// One decode step of a continuous batch on one GPU of the decode role's EP group `ep`.
+// One decode step of the decode role's EP group `ep`, whose GPUs step in lock-step (DeepSeek's decode
+// runs every layer's dispatch and combine across the whole group): each GPU's attention and dense GEMMs
+// on its own batch (decode_own_s), the group waiting for the slowest of them; then the routed experts of
+// the group's tokens spread evenly over its GPUs; the exchange of the group's tokens, balanced over its
+// GPUs (each sends and receives the group's average). Over a group of one, a GPU's own step.
 struct StepPlan {
   double step_s = 0;          // one step
   double work = 0;            // one step's work (FLOPs at gpu_flops)
-  double exchange_bytes = 0;  // one step's EP exchange over the GPU's CNIC, each direction
+  double exchange_bytes = 0;  // one step's EP exchange over each GPU's CNIC, each direction
 };
+// A GPU's own part of a step: attention over its batch (max of FLOPs and KV reads) and its dense GEMMs,
+// all layers. 0 for an empty batch.
+double decode_own_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
+                    double total_context, const EpGroup& ep);
+// The group's step when its slowest GPU's own part is `slowest_own_s` and its GPUs hold `group_batch`
+// requests in all: slowest_own_s + layers x expert_time_s(group_batch / ep.gpus) + decode_step_overhead_s,
+// at least the NVLink time of the average GPU's exchange. Zero when group_batch == 0.
+StepPlan decode_group_step(const config::ModelSpec& m, const config::HardwareSpec& hw, double slowest_own_s,
+                           double group_batch, const EpGroup& ep);
+// A group whose every GPU holds `batch` requests over `total_context` tokens.
 StepPlan decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
                      double total_context, const EpGroup& ep);
 

@@ -37,6 +37,8 @@ class Cluster {
   control::Driver& driver() { return driver_; }
   // Spawns every actor.
   void start();
+  // Closes the engines' accounts after the run (the decode groups' busy time).
+  void finish() { decode_.finish(); }
 
   const control::RunControl& run() const { return run_; }
   const std::vector<PrefillEngineState>& pes() const { return prefill_.engines(); }

@@ -16,35 +16,60 @@ namespace sg4 = simgrid::s4u;
 
 DecodeService::DecodeService(EngineContext& ctx) : c_(ctx) {
   // One sharding rule per role: the decode role's GPUs hold the weights (what sizes DE HBM, HbmPool) and
-  // each step reads a GPU's share of them.
+  // each step reads a GPU's share of them. The EP group's GPUs step together; a GPU that holds the whole
+  // model (ep_.gpus = 1) steps alone.
   ep_ = cost::ep_group(c_.sc.model, c_.sc.hardware, c_.h.gpus_of(platform::NodeRole::kDecode));
   for (const auto& [node, gpu] : c_.h.engines_of(platform::NodeRole::kDecode)) {
     DecodeEngineState de;
     de.id = static_cast<int>(des_.size());
     de.node = node;
     de.gpu = gpu;
+    de.group = de.id / ep_.gpus;
     de.cv_loader = sg4::ConditionVariable::create();
-    de.cv_decode = sg4::ConditionVariable::create();
     de.cv_persist = sg4::ConditionVariable::create();
     des_.push_back(de);
   }
+  SIM_CHECK(des_.size() % ep_.gpus == 0, "{} decode GPUs in EP groups of {}", des_.size(), ep_.gpus);
+  for (size_t first = 0; first < des_.size(); first += ep_.gpus) {
+    DecodeGroupState g;
+    g.first = static_cast<int>(first);
+    g.size = ep_.gpus;
+    g.cv = sg4::ConditionVariable::create();
+    for (size_t d = first; d < first + ep_.gpus; ++d)
+      if (d == first || des_[d].node != des_[d - 1].node) g.nodes.push_back(des_[d].node);
+    groups_.push_back(std::move(g));
+  }
+  // A node's exchange host crosses every CNIC of the node: a group that spans nodes holds whole nodes.
+  SIM_CHECK(ep_.nodes() == 1 || ep_.gpus % ep_.gpus_per_node == 0, "decode EP groups of {} GPUs", ep_.gpus);
 }
 
 void DecodeService::start() {
   for (auto& de : des_) {
     sg4::Host* host = c_.h.nodes[de.node].gpus[de.gpu];
     engine::spawn("de-loader", host, [this, id = de.id]() { loader(id); });
-    engine::spawn("de-decode", host, [this, id = de.id]() { decode_loop(id); });
     engine::spawn("de-persist", host, [this, id = de.id]() { persist_loop(id); });
+  }
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const DecodeEngineState& lead = des_[groups_[g].first];
+    engine::spawn("de-decode", c_.h.nodes[lead.node].gpus[lead.gpu],
+                  [this, g = static_cast<int>(g)]() { group_loop(g); });
   }
 }
 
 void DecodeService::wake_all() {
   for (auto& de : des_) {
     de.cv_loader->notify_all();
-    de.cv_decode->notify_all();
     de.cv_persist->notify_all();
   }
+  for (auto& g : groups_) g.cv->notify_all();
+}
+
+void DecodeService::finish() {
+  for (auto& de : des_)
+    if (de.batch > 0) {
+      de.busy_s += groups_[de.group].step_time_s - de.busy_since;
+      de.busy_since = groups_[de.group].step_time_s;
+    }
 }
 
 void DecodeService::queue_persist(DecodeEngineState& de, double gpu_bytes, double dram_bytes) {
@@ -116,58 +141,139 @@ void DecodeService::loader(int de_id) {
     SIM_CHECK(st.is_ok(), "H2D on DE {}: {}", de_id, st.message());
     c_.buffers.release(r, de.node, false);
     r.t_decode_join = now();
-    de.joins.push_back(id);
-    de.cv_decode->notify_all();
+    DecodeGroupState& g = groups_[de.group];
+    g.joins.push_back(id);
+    g.cv->notify_all();
   }
 }
 
-void DecodeService::decode_loop(int de_id) {
-  DecodeEngineState& de = des_[de_id];
-  sg4::Host* gpu = c_.h.nodes[de.node].gpus[de.gpu];
+void DecodeService::admit(DecodeGroupState& g, std::vector<int>& changed) {
   const double block = c_.sc.policy.persist_block_tokens;
-  std::vector<RequestId> still;
+  for (RequestId id : g.joins) {
+    Request& r = c_.requests[id];
+    DecodeEngineState& de = des_[r.de];
+    r.join_step = g.steps;
+    if (de.batch == 0) de.busy_since = g.step_time_s;
+    de.batch++;
+    de.context_base += r.hit + r.miss + 1 - g.steps;
+    de.max_batch = std::max(de.max_batch, de.batch);
+    g.batch++;
+    // Its last token comes gen - 1 steps from now (the first came from the prefill); its k-th full block
+    // of generated KV when its tokens reach k blocks, unless the last token comes first.
+    g.done.push({g.steps + r.gen - 1, g.seq++, id});
+    if (block < r.gen) g.blocks.push({g.steps + block - 1, g.seq++, id});
+    changed.push_back(de.id);
+  }
+  g.joins.clear();
+}
+
+void DecodeService::refresh(DecodeGroupState& g, std::vector<int>& changed) {
+  bool rescan = false;
+  for (int d : changed) {
+    DecodeEngineState& de = des_[d];
+    if (de.batch == 0) de.context_base = 0;  // no drift from adding and removing
+    const double before = de.own_s;
+    de.own_s =
+        cost::decode_own_s(c_.sc.model, c_.sc.hardware, de.batch, de.context_base + de.batch * g.steps, ep_);
+    if (de.own_s >= g.slowest_own_s) {
+      g.slowest_own_s = de.own_s;
+    } else if (before >= g.slowest_own_s) {
+      rescan = true;  // the slowest got faster: who is the slowest now
+    }
+  }
+  if (rescan) {
+    g.slowest_own_s = 0;
+    for (int d = g.first; d < g.first + g.size; ++d)
+      g.slowest_own_s = std::max(g.slowest_own_s, des_[d].own_s);
+  }
+  changed.clear();
+}
+
+void DecodeService::advance(DecodeGroupState& g, double steps, double t_end, std::vector<int>& changed) {
+  const double block = c_.sc.policy.persist_block_tokens;
+  g.steps += steps;
+  const double now_steps = g.steps + 1e-9;
+  // Full blocks of generated KV to persistence (notified below, after every change).
+  std::vector<int> persist;
+  while (!g.blocks.empty() && g.blocks.top().at <= now_steps) {
+    const DecodeGroupState::Due due = g.blocks.top();
+    g.blocks.pop();
+    Request& r = c_.requests[due.id];
+    DecodeEngineState& de = des_[r.de];
+    de.persist_gpu_bytes += wire_bytes(r, block * c_.kv_token);
+    r.persisted_tokens += block;
+    persist.push_back(de.id);
+    if (r.persisted_tokens + block < r.gen) g.blocks.push({due.at + block, g.seq++, due.id});
+  }
+  std::vector<RequestId> ended;
+  while (!g.done.empty() && g.done.top().at <= now_steps) {
+    const RequestId id = g.done.top().id;
+    g.done.pop();
+    Request& r = c_.requests[id];
+    DecodeEngineState& de = des_[r.de];
+    if (r.gen > r.persisted_tokens)
+      de.persist_gpu_bytes += wire_bytes(r, (r.gen - r.persisted_tokens) * c_.kv_token);
+    r.persisted_tokens = r.gen;
+    de.batch--;
+    de.context_base -= r.hit + r.miss + 1 - r.join_step;
+    if (de.batch == 0) de.busy_s += g.step_time_s - de.busy_since;
+    g.batch--;
+    changed.push_back(de.id);
+    persist.push_back(de.id);
+    ended.push_back(id);
+  }
+  // Notifications after the changes: a turn's end issues the agent's next turn (other actors run). The
+  // loaders wait for HBM or for their DE to empty: only a turn that ended changes either.
+  std::vector<int> loaders;
+  for (RequestId id : ended) {
+    loaders.push_back(c_.requests[id].de);
+    turn_end(id, t_end);
+  }
+  for (std::vector<int>* des : {&loaders, &persist}) {
+    std::sort(des->begin(), des->end());
+    des->erase(std::unique(des->begin(), des->end()), des->end());
+  }
+  for (int d : loaders) des_[d].cv_loader->notify_all();
+  for (int d : persist) des_[d].cv_persist->notify_all();
+}
+
+void DecodeService::group_loop(int gi) {
+  DecodeGroupState& g = groups_[gi];
+  const DecodeEngineState& lead = des_[g.first];
+  sg4::Host* gpu = c_.h.nodes[lead.node].gpus[lead.gpu];
+  std::vector<int> changed;
+  std::vector<RequestId> fresh;
   while (true) {
     {
-      auto lock = c_.run.lock_when(de.cv_decode, [&]() { return de.batch.empty() && de.joins.empty(); });
+      if (g.batch == 0 && g.joins.empty()) stop_exchange(g);  // an idle group exchanges nothing
+      auto lock = c_.run.lock_when(g.cv, [&]() { return g.batch == 0 && g.joins.empty(); });
       if (c_.run.finished()) return;
-      de.batch.insert(de.batch.end(), de.joins.begin(), de.joins.end());
-      de.joins.clear();
-      de.max_batch = std::max(de.max_batch, static_cast<int>(de.batch.size()));
+      fresh = g.joins;
+      admit(g, changed);
+      refresh(g, changed);
     }
 
-    double context = 0, steps_left = 1e300;
-    for (RequestId id : de.batch) {
-      const Request& r = c_.requests[id];
-      context += r.hit + r.miss + 1 + r.decoded;
-      steps_left = std::min(steps_left, r.gen - 1 - r.decoded);
-    }
+    const double steps_left = g.done.top().at - g.steps;
     const cost::StepPlan step =
-        cost::decode_step(c_.sc.model, c_.sc.hardware, static_cast<int>(de.batch.size()), context, ep_);
+        cost::decode_group_step(c_.sc.model, c_.sc.hardware, g.slowest_own_s, g.batch, ep_);
     const double tau = step.step_s;
     const double t0 = now();
-    // The EP exchange of the plan's steps runs beside its compute, one collective flow paced at a step's
-    // bytes per step; the plan ends when both have. None for an EP group within one node (xb = 0).
+    // The group's EP exchange runs beside its compute at a step's bytes per step (none for a group within
+    // one node); the plan ends when the exchange has sent its steps' bytes.
     const double xb = step.exchange_bytes;
-    auto exchange = [&](double steps) {
-      return xb > 0 ? std::optional(c_.transport.start(gpu, gpu, steps * xb,
-                                                       transport::TrafficClass::kCollective, xb / tau))
-                    : std::nullopt;
-    };
-    // The plan runs until the earliest request is done, unless a join (or the end of the run) cuts it:
-    // then the step in progress is finished and the batch re-planned with the newcomers.
+    if (xb > 0) pace_exchange(g, steps_left * xb, xb / tau);
+    // The plan runs until the group's earliest request is done, unless a join (or the end of the run) cuts
+    // it: then the step in progress is finished and the batch re-planned with the newcomers.
     double steps = steps_left;
-    if (!de.joins.empty()) {  // a join came while the batch was taken: one step, then re-plan
+    if (!g.joins.empty()) {  // a join came while the batch was taken: one step, then re-plan
       steps = 1;
-      const auto x = exchange(1);
-      de.busy_s += c_.gpu.run_one(gpu, step.work);
-      wait_exchange(x, de_id);
+      c_.gpu.run_one(gpu, step.work);
     } else {
       const double work = steps_left * step.work, deadline = t0 + steps_left * tau;
-      const auto x = exchange(steps_left);
       const simgrid::s4u::ExecPtr plan = c_.gpu.start(gpu, work);
       {
         std::unique_lock<sg4::Mutex> lock(c_.run.mutex());
-        if (de.joins.empty() && !c_.run.finished()) de.cv_decode->wait_until(lock, deadline);
+        if (g.joins.empty() && !c_.run.finished()) g.cv->wait_until(lock, deadline);
       }
       const bool cut = now() < deadline - 1e-12;  // woken early: a join, or the end of the run
       if (cut) {
@@ -176,56 +282,62 @@ void DecodeService::decode_loop(int de_id) {
         const double rest = t0 + steps * tau - now();
         if (rest > 0) timed_sleep(c_, rest);
       }
-      de.busy_s += c_.gpu.finish(plan, work, cut, t0);
-      if (!cut) {
-        wait_exchange(x, de_id);
-      } else if (x) {  // the steps done must have exchanged their bytes; the rest of the flow is withdrawn
-        const double owed = steps * xb - c_.transport.cancel(*x);
-        if (owed >= 1)
-          wait_exchange(c_.transport.start(gpu, gpu, owed, transport::TrafficClass::kCollective), de_id);
-      }
+      c_.gpu.finish(plan, work, cut, t0);
     }
+    if (xb > 0) catch_up_exchange(g, steps * xb, xb / tau);
     // A congested exchange stretches the steps: they end together with it.
     const double t_end = std::max(now(), t0 + steps * tau), step_s = (t_end - t0) / steps;
+    g.step_time_s += t_end - t0;
     c_.rec.decode_plans++;
     if (c_.timeline != nullptr && steps > 0)
-      c_.timeline->complete(c_.timeline->node_pid(de.node), c_.timeline->engine_tid(de.node, de.gpu),
-                            "decode", t0, t_end - t0,
-                            {{"batch", static_cast<double>(de.batch.size())},
-                             {"steps", steps},
-                             {"step_ms", step_s * 1e3},
-                             {"context_tokens", context}});
-
-    still.clear();
-    double persist_bytes = 0;
-    for (RequestId id : de.batch) {
-      Request& r = c_.requests[id];
-      if (r.decoded == 0 && steps >= 1) r.t_second = t0 + step_s;
-      r.decoded += steps;
-      const bool done = r.decoded >= r.gen - 1 - 1e-9;
-      // Generated tokens so far include the first one, produced by the prefill.
-      const double full = done ? r.gen : std::floor((r.decoded + 1) / block) * block;
-      if (full > r.persisted_tokens)
-        persist_bytes += wire_bytes(r, (full - r.persisted_tokens) * c_.kv_token);
-      r.persisted_tokens = std::max(r.persisted_tokens, full);
-      if (done) {
-        turn_end(id, t_end);
-      } else {
-        still.push_back(id);
+      for (int d = g.first; d < g.first + g.size; ++d) {
+        const DecodeEngineState& de = des_[d];
+        if (de.batch == 0) continue;
+        c_.timeline->complete(c_.timeline->node_pid(de.node), c_.timeline->engine_tid(de.node, de.gpu),
+                              "decode", t0, t_end - t0,
+                              {{"batch", static_cast<double>(de.batch)},
+                               {"steps", steps},
+                               {"step_ms", step_s * 1e3},
+                               {"context_tokens", de.context_base + de.batch * g.steps}});
       }
-    }
-    const bool ended = still.size() < de.batch.size();
-    de.batch.swap(still);
-    queue_persist(de, persist_bytes, 0);
-    // The loader waits for HBM or for the DE to empty: only a turn that ended changes either.
-    if (ended) de.cv_loader->notify_all();
+    for (RequestId id : fresh) c_.requests[id].t_second = t0 + step_s;
+    advance(g, steps, t_end, changed);
   }
 }
 
-void DecodeService::wait_exchange(std::optional<transport::Transport::Handle> x, int de_id) {
-  if (!x) return;
-  const Status st = c_.transport.wait(*x);
-  SIM_CHECK(st.is_ok(), "EP exchange of DE {}: {}", de_id, st.message());
+void DecodeService::pace_exchange(DecodeGroupState& g, double bytes, double rate) {
+  if (!g.exchange.empty() && c_.transport.sent(g.exchange.front()) + bytes > g.exchange_size)
+    stop_exchange(g);
+  if (g.exchange.empty()) {
+    // SimGrid's CM02 bounds a new comm by the narrowest bandwidth of its route at its start, for good: the
+    // pace links are opened to a CNIC's bandwidth first, so that only their constraints pace the flows.
+    g.exchange_size = std::max(bytes, kExchangeStreamBytes);
+    g.exchange_owed = 0;
+    for (int n : g.nodes) {
+      const auto& node = c_.h.nodes[n];
+      node.exchange_pace->set_bandwidth(c_.sc.hardware.cnic_bw_Bps);
+      g.exchange.push_back(c_.transport.start(node.exchange, node.exchange, g.exchange_size,
+                                              transport::TrafficClass::kCollective));
+    }
+  }
+  for (int n : g.nodes) c_.h.nodes[n].exchange_pace->set_bandwidth(rate);
+}
+
+void DecodeService::catch_up_exchange(DecodeGroupState& g, double bytes, double rate) {
+  g.exchange_owed += bytes;
+  // A congested CNIC held a node's exchange back: the group's steps end when every node has caught up.
+  // (Within a ten-thousandth of the plan's bytes: the solver's rates are exact to its precision.)
+  for (size_t i = 0; i < g.exchange.size(); ++i)
+    while (true) {
+      const double lag = g.exchange_owed - c_.transport.sent(g.exchange[i]);
+      if (lag <= std::max(1.0, 1e-4 * bytes) || c_.run.finished()) break;
+      timed_sleep(c_, lag / rate);
+    }
+}
+
+void DecodeService::stop_exchange(DecodeGroupState& g) {
+  for (auto x : g.exchange) c_.transport.cancel(x);
+  g.exchange.clear();
 }
 
 void DecodeService::persist_loop(int de_id) {

@@ -1,17 +1,26 @@
-// DecodeService: the decode engines (one per GPU of the decode nodes), three actors each:
+// DecodeService: the decode engines (one per GPU of the decode nodes) and the lock-step groups they decode
+// in. Per GPU, two actors:
 // - loader: takes requests whose prompt KV is complete in the DE buffer (FIFO), gets their HBM (HbmPool;
 //   waits while it is full), copies the KV H2D through the GPU's CNIC, frees the buffer, and hands the
-//   request to the batch;
-// - decode: a continuous batch. One plan = the steps until the earliest request finishes, at a constant
-//   step time (cost/compute_plan.h), executed on the GPU host; a join wakes the engine, which cuts the
-//   plan, finishes the step in progress and re-plans. So the batch costs O(changes) events, not O(tokens);
+//   request to its group, to join the batch at the next step;
 // - persist: every full block of generated KV (policy.persist_block_tokens) goes D2H then to storage; the
 //   appended tokens' KV goes from the DE buffer to storage. Pending bytes are sent in aggregate, at most
 //   once per sim.persist_interval_s (what becomes pending during an interval waits for its end).
+// Per decode group (the decode role's EP group: every decode GPU of an EP model, each GPU alone otherwise),
+// one actor runs the steps. An EP group decodes in lock-step: every layer's dispatch and combine cross the
+// whole group, so each step lasts as long as the slowest GPU's attention and dense GEMMs plus the group's
+// routed experts (cost/compute_plan.h, decode_group_step). One plan = the steps until the earliest
+// request of the group finishes, at a constant step time, as one execution on the group's first GPU and,
+// when the group spans nodes, one EP exchange flow through every CNIC of the group (platform/handles.h,
+// decode_exchange) paced at a step's bytes per step; the plan ends when both have. A join anywhere in the
+// group cuts the plan after the step in progress, and the group re-plans. Requests advance with the
+// group's step count (no per-request work per step), so a plan costs O(requests that join or finish).
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <optional>
+#include <queue>
 #include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <vector>
@@ -24,15 +33,42 @@ namespace sim::engine {
 class Dispatcher;
 
 struct DecodeEngineState {
-  int id = 0, node = 0, gpu = 0;
+  int id = 0, node = 0, gpu = 0, group = 0;
   std::deque<RequestId> waiting;  // prompt KV complete in the DE buffer: waiting for HBM + H2D
-  std::vector<RequestId> joins;   // in HBM: join the batch at the next step
-  std::vector<RequestId> batch;
-  double busy_s = 0;              // decode time (SimGrid executions)
+  int batch = 0;                  // requests decoding
+  // The batch's context tokens = context_base + batch x the group's step count (each request's prompt and
+  // first token, plus one token per step since it joined).
+  double context_base = 0;
+  double own_s = 0;               // its part of a group step (decode_own_s), as of its last batch change
+  double busy_s = 0;              // time in the group's steps while it held requests
+  double busy_since = 0;          // the group's step time when its batch last became non-empty
   double persist_gpu_bytes = 0;   // generated KV waiting for D2H + persist
   double persist_dram_bytes = 0;  // appended KV in the DE buffer waiting for persist
   int max_batch = 0;
-  simgrid::s4u::ConditionVariablePtr cv_loader, cv_decode, cv_persist;
+  simgrid::s4u::ConditionVariablePtr cv_loader, cv_persist;
+};
+
+// A decode group: its GPUs step together.
+struct DecodeGroupState {
+  int first = 0, size = 1;       // DEs first .. first + size - 1
+  std::vector<RequestId> joins;  // in HBM: join the batch at the next step
+  double steps = 0;              // steps run so far
+  double step_time_s = 0;        // time spent in steps so far (the DEs' busy time is read off it)
+  int batch = 0;                 // requests decoding in the group
+  double slowest_own_s = 0;      // max over its DEs of own_s
+  struct Due {                   // a request event at a step count
+    double at = 0;
+    uint64_t seq = 0;
+    RequestId id = 0;
+    bool operator>(const Due& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> done;    // last token
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> blocks;  // a full block of generated KV
+  uint64_t seq = 0;
+  std::vector<int> nodes;                              // the nodes its DEs are on
+  std::vector<transport::Transport::Handle> exchange;  // per node, the exchange flow while the group decodes
+  double exchange_size = 0, exchange_owed = 0;         // their size; the bytes each owes for the steps so far
+  simgrid::s4u::ConditionVariablePtr cv;
 };
 
 class DecodeService {
@@ -49,24 +85,40 @@ class DecodeService {
   // The request's prefill is done and its whole prompt KV is in its DE buffer.
   void prompt_ready(RequestId id);
 
+  // Adds the busy time of the steps run so far to the DEs still holding requests. Call once, after the run.
+  void finish();
+
   const std::vector<DecodeEngineState>& engines() const { return des_; }
   const DecodeEngineState& engine(int de) const { return des_[de]; }
 
  private:
   void loader(int de);
-  void decode_loop(int de);
+  void group_loop(int group);
+  // The joins enter their DEs' batches at the group's current step count; returns the DEs they changed.
+  void admit(DecodeGroupState& g, std::vector<int>& changed);
+  // The group ran `steps` more steps ending at t_end: full blocks go to persistence, finished requests end.
+  void advance(DecodeGroupState& g, double steps, double t_end, std::vector<int>& changed);
+  // Recomputes the own part of the changed DEs and the group's slowest.
+  void refresh(DecodeGroupState& g, std::vector<int>& changed);
   void persist_loop(int de);
   void queue_persist(DecodeEngineState& de, double gpu_bytes, double dram_bytes);
   // The request generated its last token at t_done.
   void turn_end(RequestId id, double t_done);
+  // The group's exchange: per node, one flow for as long as the group decodes, paced by the node's
+  // exchange_pace link (platform/handles.h). pace_exchange() sets a plan's pace (new flows if none run or
+  // those running cannot carry `bytes` more); catch_up_exchange() returns once every flow has sent the
+  // bytes of every step so far; stop_exchange() ends the flows (they have sent them all).
+  void pace_exchange(DecodeGroupState& g, double bytes, double rate);
+  void catch_up_exchange(DecodeGroupState& g, double bytes, double rate);
+  void stop_exchange(DecodeGroupState& g);
+  static constexpr double kExchangeStreamBytes = 1e13;
 
   EngineContext& c_;
   Dispatcher* dispatcher_ = nullptr;
   TurnEvents* turns_ = nullptr;
-  // Waits for an exchange flow, if there is one.
-  void wait_exchange(std::optional<transport::Transport::Handle> x, int de);
   cost::EpGroup ep_;  // the decode role's EP group
   std::vector<DecodeEngineState> des_;
+  std::vector<DecodeGroupState> groups_;
 };
 
 }  // namespace sim::engine

@@ -110,6 +110,7 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
     storage_up.emplace_back(snic, Dir::UP);
     route(zone, node.storage, qos.tagged(zone, h, p + ".storage", storage_up, false));
 
+    std::vector<sg4::LinkInRoute> node_out, node_in;  // every GPU's links to its CNIC, out and back in
     for (int j = 0; j < hw.gpus_per_node; ++j) {
       const std::string q = fmt::format("{}.g{}", p, j);
       auto* cnic =
@@ -145,8 +146,23 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
       } else {
         zone->add_route(gpu->get_netpoint(), gpu->get_netpoint(), nullptr, nullptr, loop, false);
       }
+      node_out.insert(node_out.end(), gpu_up.begin(), gpu_up.end());
+      for (auto it = gpu_up.rbegin(); it != gpu_up.rend(); ++it)
+        node_in.emplace_back(it->get_link(), Dir::DOWN);
       node.gpus.push_back(gpu);
       node.bufs.push_back(buf);
+    }
+    if (node.role == NodeRole::kDecode) {
+      // The node's part of the decode group's EP exchange (engine/decode_service.h): one flow whose rate is
+      // the pace of each of its GPUs' exchange, through every GPU's CNIC out and back in. The pace is a link
+      // of its own in front of the route (not a resource: not accounted), set by the group at each plan.
+      node.exchange = zone->create_host(p + ".ex", 1.0)->seal();
+      node.exchange_pace = zone->create_link(p + ".ex.pace", hw.cnic_bw_Bps);
+      node.exchange_pace->set_latency(0)->seal();
+      node_out.insert(node_out.begin(), sg4::LinkInRoute(node.exchange_pace));
+      node_out.insert(node_out.end(), node_in.begin(), node_in.end());
+      zone->add_route(node.exchange->get_netpoint(), node.exchange->get_netpoint(), nullptr, nullptr,
+                      qos.tagged(zone, h, p + ".ex.loop", node_out, true, 2), false);
     }
     h.nodes.push_back(std::move(node));
   }

@@ -48,6 +48,13 @@ struct NodeHandles {
   simgrid::s4u::Host* dram = nullptr;     // DRAM endpoint behind the SNIC
   simgrid::s4u::Host* storage = nullptr;  // the storage side of this node
   std::vector<simgrid::s4u::Host*> eps;   // g collective endpoints (network.qos = priority), else empty
+  // A decode node's part of its group's EP exchange: a host whose route to itself crosses the links of
+  // every GPU to its CNIC, out then back in (with the collectives' QoS tag under network.qos = priority),
+  // behind a pace link that is not a resource (not in `links`). A flow of B bytes on it loads each of the
+  // node's CNICs with B each way: every GPU's share of a balanced all-to-all, at one pace, as the group
+  // runs in lock-step (engine/decode_service.h). nullptr on prefill nodes.
+  simgrid::s4u::Host* exchange = nullptr;
+  simgrid::s4u::Link* exchange_pace = nullptr;
 };
 
 struct PlatformHandles {

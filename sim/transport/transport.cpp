@@ -45,6 +45,8 @@ Transport::Transport(const platform::PlatformHandles& h) : h_(h) {
   for (size_t i = 0; i < h.links.size(); ++i) link_index_[h.links[i].link] = static_cast<int>(i);
   qos_tags_.insert(h.qos_tags.begin(), h.qos_tags.end());
   for (const auto& n : h.nodes)
+    if (n.exchange_pace != nullptr) qos_tags_.insert(n.exchange_pace);
+  for (const auto& n : h.nodes)
     for (size_t j = 0; j < n.eps.size(); ++j) eps_[n.gpus[j]] = n.eps[j];
 }
 
@@ -143,6 +145,14 @@ double Transport::cancel(Handle handle) {
   f.comm = nullptr;
   free_.push_back(handle);
   return sent;
+}
+
+double Transport::sent(Handle handle) {
+  Flow& f = flows_[handle];
+  if (!f.comm) return f.size;
+  const double done = f.size - f.comm->get_remaining();
+  report(f, done);
+  return done;
 }
 
 void Transport::settle() {

@@ -54,6 +54,8 @@ class Transport {
   // Stops a transfer nobody waits for; returns the bytes it had sent, which are reported, while the rest is
   // withdrawn from the observer's count. The handle is free afterwards (do not wait for it).
   double cancel(Handle handle);
+  // The bytes a transfer in flight has sent so far (reported to the observer).
+  double sent(Handle handle);
   // start() + wait().
   Status send(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
               TrafficClass c = TrafficClass::kKv) {
@@ -87,7 +89,7 @@ class Transport {
   const platform::PlatformHandles& h_;
   TransferObserver* observer_ = nullptr;
   std::unordered_map<const simgrid::s4u::Link*, int> link_index_;
-  std::unordered_set<const simgrid::s4u::Link*> qos_tags_;            // crossed, not accounted
+  std::unordered_set<const simgrid::s4u::Link*> qos_tags_;            // crossed, not accounted (and paces)
   std::unordered_map<simgrid::s4u::Host*, simgrid::s4u::Host*> eps_;  // GPU -> collective endpoint
   struct EndsHash {
     size_t operator()(const std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>& e) const {

@@ -1,5 +1,6 @@
 // End-to-end checks of the run's end and of the decode step's cost against hand computations.
 #include <catch2/catch.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,4 +43,72 @@ TEST_CASE("Decode step: an EP model on 1P4D -> each step reads the weights of th
   CHECK(r.at("summary").at("tpot_s").at("mean").get<double>() == Approx(tpot_sum / 4).epsilon(1e-5));
   // With the model's default sharding (2 GPUs: 1e10 B) every step would take 5 ms more.
   CHECK(r.at("summary").at("tpot_s").at("mean").get<double>() < tpot_sum / 4 + 1e-3);
+}
+
+TEST_CASE(
+    "Decode lock-step: a short request beside a long one on another GPU of the EP group -> it steps at the "
+    "long one's pace",
+    "[e2e]") {
+  // shards_1p4d (decode role: 4 GPUs on 4 nodes, one EP group) with lockstep_agents.jsonl: "long" (60,000
+  // tokens, 2,000 to generate) and "short" (1,000 then 10 tokens). By hand (the first case above), a GPU's
+  // own step is (5e9 B of weights + its context x 1e6 B) / 1e12 B/s, plus the group's 0.5 ms: "short" alone
+  // at 1,001 tokens steps in 6.501 ms; "long" at 60,001 tokens in 65.501 ms. In lock-step every step of the
+  // group takes the slowest GPU's, so while "long" decodes (its context as of its join), every decode span
+  // of the group, on any GPU, is 65.501 ms a step. A model that decodes each GPU alone would give "short"
+  // its own 6.5 to 6.8 ms.
+  e2e::Scratch dir;
+  const std::string path = (dir.dir / "tl.json").string();
+  e2e::run_ok(e2e::case_file("shards_1p4d.json"),
+              {"workload.trace=lockstep_agents.jsonl", "workload.agents=2", "outputs.timeline=" + path});
+  const auto doc = e2e::read_json(path);
+  std::map<int, std::string> process;
+  std::vector<nlohmann::json> spans;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "process_name") process[e.at("pid")] = e.at("args").at("name");
+    if (e.at("ph") == "X" && e.at("name") == "decode") spans.push_back(e);
+  }
+  const double slow = (5e9 + 60001 * 1e6) / 1e12 + 5e-4, fast = (5e9 + 1001 * 1e6) / 1e12 + 5e-4;
+  std::string long_node;
+  double long_start = 1e300;
+  for (const auto& e : spans) {
+    const std::string proc = process.at(e.at("pid").get<int>());
+    if (proc == "requests") continue;
+    if (e.at("args").at("context_tokens").get<double>() >= 60001) {
+      long_node = proc;
+      long_start = std::min(long_start, e.at("ts").get<double>());
+    }
+  }
+  REQUIRE(!long_node.empty());
+  int alone = 0, beside = 0;
+  for (const auto& e : spans) {
+    const std::string proc = process.at(e.at("pid").get<int>());
+    if (proc == "requests" || proc == long_node) continue;
+    const double step_s = e.at("args").at("step_ms").get<double>() / 1e3;
+    if (e.at("ts").get<double>() < long_start) {  // "short" before "long" joined: its own pace
+      CHECK(step_s == Approx(fast).epsilon(1e-9));
+      alone++;
+    } else {
+      CHECK(step_s == Approx(slow).epsilon(1e-9));
+      beside++;
+    }
+  }
+  CHECK(alone >= 1);
+  CHECK(beside >= 2);  // both turns of "short"
+}
+
+TEST_CASE(
+    "Decode EP exchange: one request on 1P2D of DS 27B -> every decode CNIC carries the group's exchange",
+    "[e2e]") {
+  // ep_1p2d: DS 27B, one turn of 10 tokens: 9 decode steps in one plan, the group = the 16 GPUs of the two
+  // decode nodes, one request: 1/16 per GPU on average. Per step and GPU, by hand: 1/16 token x 6 experts x
+  // hidden 2,560 x (1.03125 + 2) B x 29/30 MoE layers x 30 layers x (2 - 1)/2 remote = 42,195 B; 9 steps:
+  // 379,755 B each way on every decode CNIC. The node without the request has no other CNIC traffic: its 8
+  // CNICs carry 8 x 379,755 B each way. A model that exchanged only a GPU's own batch would leave it idle;
+  // one that forgot the remote share would double it.
+  const auto r = e2e::run_ok(e2e::case_file("ep_1p2d.json"));
+  for (const char* dir : {"read", "write"})
+    CHECK(e2e::node_link_bytes(r, "cnic", 2, dir) == Approx(8 * 379755.0).epsilon(1e-9));
+  for (const auto& l : r.at("resources").at("cnic"))
+    if (l.at("role") == "decode" && !(l.at("node") == 1 && l.at("gpu") == 0))
+      CHECK(l.at("bytes").get<double>() == Approx(379755.0).epsilon(1e-9));
 }

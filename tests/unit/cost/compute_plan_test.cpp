@@ -216,4 +216,39 @@ TEST_CASE("Decode step plan: ds660b 64 requests at EP32 -> compute step, CNIC by
   CHECK(none.exchange_bytes == 0);
 }
 
+TEST_CASE(
+    "Decode group step: one GPU of an EP32 group holds 64 requests -> its own part, the group's experts and "
+    "exchange at the group's average batch",
+    "[unit]") {
+  const ModelSpec m = ds660b();
+  const HardwareSpec hw = hopper();
+  const EpGroup ep{32, 8};
+  // Its own part (by hand, "Decode step plan" above): attention 21.847900 ms + 61 x dense 294,139,973.97 B /
+  // 2.66794e12 B/s = 21.847900 + 6.725229 = 28.573129 ms.
+  const double own =
+      2226940542976.0 / kRda + 2046820352000.0 / kRidx + (38377187500.0 - 20434649088.0) / kRwb;
+  CHECK(decode_own_s(m, hw, 64, 64 * 32000.0, ep) == Approx(own).epsilon(1e-12));
+  CHECK(own == Approx(28.573129e-3).epsilon(1e-6));
+  CHECK(decode_own_s(m, hw, 0, 0, ep) == 0);
+  // The group holds those 64 requests alone: 2 per GPU on average. Experts: 2 x 8 = 16 (token, expert)
+  // pairs on each GPU touch all 8 of its experts, so they read the same 8 x 44,040,192 B as at 64 per GPU:
+  // 58 x 352,321,536 / 2.66794e12 = 7.659348 ms; step = 36.232477 ms. The exchange carries the group's
+  // average, 2 tokens: 483,926,016 x 2 / 64 = 15,122,688 B per step over each CNIC. A GPU-alone model would
+  // give this GPU 483,926,016 B and the 31 others none.
+  const StepPlan g = decode_group_step(m, hw, own, 64, ep);
+  CHECK(g.step_s == Approx(own + 58 * 352321536.0 / kRwb).epsilon(1e-12));
+  CHECK(g.step_s == Approx(36.232477e-3).epsilon(1e-7));
+  CHECK(g.exchange_bytes == Approx(15122688.0).epsilon(1e-12));
+  CHECK(g.work == Approx(g.step_s * 1.979e15).epsilon(1e-12));
+  // Lock-step: a second GPU with one short request steps at the slowest GPU's pace, not at its own.
+  const double own_short = decode_own_s(m, hw, 1, 1000, ep);
+  CHECK(own_short < own / 2);
+  const StepPlan both = decode_group_step(m, hw, std::max(own, own_short), 65, ep);
+  CHECK(both.step_s == Approx(g.step_s).epsilon(1e-12));
+  // Every GPU at 64: the uniform step of "Decode step plan" above.
+  CHECK(decode_group_step(m, hw, own, 64 * 32, ep).step_s == Approx(36.232477e-3).epsilon(1e-7));
+  CHECK(decode_group_step(m, hw, own, 64 * 32, ep).exchange_bytes == Approx(483926016.0).epsilon(1e-12));
+  CHECK(decode_group_step(m, hw, 0, 0, ep).step_s == 0);
+}
+
 }  // namespace sim::cost
