@@ -15,6 +15,10 @@
 // endpoint `ep` (n, j), with the GPU's own routes, and every host's route starts with a private QoS tag: a
 // link of unbounded bandwidth whose latency carries its class's weight. The model's collectives run
 // ep -> ep, KV traffic between the hosts above. Tags are not resources: they are in `qos_tags`, not `links`.
+//
+// A decode node's EP exchange host `ex` (n) has a route to itself only: [pace, every GPU j's up-links,
+// every GPU j's down-links], so one flow on it crosses each CNIC of the node once each way. The pace link
+// is not a resource either (not in `links`).
 #pragma once
 
 #include <string>
