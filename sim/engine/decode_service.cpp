@@ -325,14 +325,18 @@ void DecodeService::pace_exchange(DecodeGroupState& g, double bytes, double rate
 
 void DecodeService::catch_up_exchange(DecodeGroupState& g, double bytes, double rate) {
   g.exchange_owed += bytes;
-  // A congested CNIC held a node's exchange back: the group's steps end when every node has caught up.
-  // (Within a ten-thousandth of the plan's bytes: the solver's rates are exact to its precision.)
-  for (size_t i = 0; i < g.exchange.size(); ++i)
-    while (true) {
-      const double lag = g.exchange_owed - c_.transport.sent(g.exchange[i]);
-      if (lag <= std::max(1.0, 1e-4 * bytes) || c_.run.finished()) break;
-      timed_sleep(c_, lag / rate);
+  // A congested CNIC held a node's exchange back: the group's steps end when every node has caught up,
+  // waiting each time for the rest at the rate the flow last had (at first, its pace).
+  for (size_t i = 0; i < g.exchange.size(); ++i) {
+    double sent = c_.transport.sent(g.exchange[i]), r = rate;
+    while (g.exchange_owed - sent > std::max(1.0, 1e-9 * bytes) && !c_.run.finished()) {
+      const double t = now();
+      timed_sleep(c_, (g.exchange_owed - sent) / r);
+      const double before = sent;
+      sent = c_.transport.sent(g.exchange[i]);
+      if (sent > before && now() > t) r = (sent - before) / (now() - t);
     }
+  }
 }
 
 void DecodeService::stop_exchange(DecodeGroupState& g) {

@@ -112,3 +112,16 @@ TEST_CASE(
     if (l.at("role") == "decode" && !(l.at("node") == 1 && l.at("gpu") == 0))
       CHECK(l.at("bytes").get<double>() == Approx(379755.0).epsilon(1e-9));
 }
+
+TEST_CASE("Decode EP exchange: CNICs of 1 MB/s -> the exchange, not the compute, sets the step time",
+          "[e2e]") {
+  // ep_1p2d on ep-slow-cnic-hw (hopper-8x400g with 1 MB/s CNICs). During the turn's 9 decode steps the
+  // decode CNICs carry nothing but the exchange (the H2D copy came before, the persist comes after), so each
+  // node's exchange flow runs at 1 MB/s: a step's 42,195 B (previous case) take 42.195 ms, which is the
+  // TPOT, against a few ms of compute. A plan that ended with its compute would give that instead; and
+  // every decode CNIC still carries the 9 steps' 379,755 B each way.
+  const auto r = e2e::run_ok(e2e::case_file("ep_1p2d.json"), {"hardware=ep-slow-cnic-hw.json"});
+  CHECK(r.at("summary").at("tpot_s").at("mean").get<double>() == Approx(42195.0 / 1e6).epsilon(1e-6));
+  for (const char* dir : {"read", "write"})
+    CHECK(e2e::node_link_bytes(r, "cnic", 2, dir) == Approx(8 * 379755.0).epsilon(1e-6));
+}
