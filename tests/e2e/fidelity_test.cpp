@@ -4,8 +4,18 @@
 // paper's 2P4D DS 660B cluster on 2 GB/s CNICs, so KV loads and pushes take about as long as the compute
 // and how they overlap matters; a control shows the check can fail: simulating the layers as one group
 // (no overlap of loads, compute and pushes) breaks it.
+//
+// Each setting is compared over an ensemble of five CNIC bandwidths, 2 GB/s and 0.1% and 0.2% either side,
+// by the ensemble's means. On links this slow the decode group's EP exchange fills the decode CNICs, and
+// in lock-step any KV burst on any of them stalls the whole group, so one run is a chaotic sample: a 0.1%
+// change of the CNIC bandwidth moves the finest setting's JCT by 1.0% and the default's by 2.8% (measured:
+// finest 574.7 s at 2.000 GB/s, 572.4 at 2.002, 580.4 at 1.998; default 587.7, 571.1, 583.2). Over the
+// ensemble the default is within 1.0% on the JCT and 1.9% on the worst class, and one group of all
+// layers 6.3% off on the JCT.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,18 +26,44 @@ namespace {
 const std::string kScenario = e2e::case_file("fidelity_2p4d.json");
 constexpr double kTolerance = 0.03;
 constexpr double kTimeout = 300;     // the finest run takes ~7 s alone on 2 cores; allow for a loaded machine
-constexpr double kBusyClass = 0.05;  // classes below this utilisation in the finest run are not compared
+constexpr double kBusyClass = 0.05;  // classes below this utilisation in the finest runs are not compared
+const std::vector<double> kCnicBps = {1.996e9, 1.998e9, 2.0e9, 2.002e9, 2.004e9};
+
+// The ensemble's means: the JCT and each resource class's utilisation.
+struct Means {
+  double jct = 0;
+  std::map<std::string, double> classes;
+};
+
+// Runs the case with `sets` on each CNIC bandwidth of the ensemble (hardware files written to `dir`).
+Means run_ensemble(const std::filesystem::path& dir, const std::vector<std::string>& sets,
+                   std::vector<nlohmann::json>* runs = nullptr) {
+  Means m;
+  const auto hw = e2e::read_json(e2e::case_file("fidelity-slow-cnic-hw.json"));
+  for (double bw : kCnicBps) {
+    nlohmann::json h = hw;
+    h["cnic"]["bw_Bps"] = bw;
+    const auto path = dir / ("hw-" + std::to_string(static_cast<long long>(bw)) + ".json");
+    std::ofstream(path) << h.dump();
+    std::vector<std::string> s = sets;
+    s.push_back("hardware=" + path.string());
+    const auto r = e2e::run_ok(kScenario, s, kTimeout);
+    m.jct += r["summary"]["jct_s"].get<double>() / kCnicBps.size();
+    for (const auto& [cls, u] : r["resource_classes"].items())
+      m.classes[cls] += u.get<double>() / kCnicBps.size();
+    if (runs != nullptr) runs->push_back(r);
+  }
+  return m;
+}
 
 // The largest relative deviation of `x` from `fine` over the JCT and the busy resource classes; names
 // the quantity in `worst`.
-double worst_deviation(const nlohmann::json& fine, const nlohmann::json& x, std::string* worst) {
-  const double f_jct = fine["summary"]["jct_s"].get<double>();
-  double dev = std::abs(x["summary"]["jct_s"].get<double>() / f_jct - 1);
+double worst_deviation(const Means& fine, const Means& x, std::string* worst) {
+  double dev = std::abs(x.jct / fine.jct - 1);
   *worst = "summary.jct_s";
-  for (const auto& [cls, u] : fine["resource_classes"].items()) {
-    const double uf = u.get<double>();
+  for (const auto& [cls, uf] : fine.classes) {
     if (uf < kBusyClass) continue;
-    const double d = std::abs(x["resource_classes"][cls].get<double>() / uf - 1);
+    const double d = std::abs(x.classes.at(cls) / uf - 1);
     if (d > dev) {
       dev = d;
       *worst = "resource_classes." + cls;
@@ -40,19 +76,23 @@ double worst_deviation(const nlohmann::json& fine, const nlohmann::json& x, std:
 
 TEST_CASE("Fidelity: default granularity vs every layer simulated -> JCT and busy utilisations within 3%",
           "[e2e]") {
-  const auto fine = e2e::run_ok(kScenario, {"sim.layer_group=1", "sim.persist_interval_s=0"}, kTimeout);
-  const auto dflt = e2e::run_ok(kScenario, {}, kTimeout);
-  REQUIRE(dflt["scenario"]["sim"]["layer_group"] == 0);
+  e2e::Scratch dir;
+  std::vector<nlohmann::json> fine_runs, dflt_runs;
+  const Means fine = run_ensemble(dir.dir, {"sim.layer_group=1", "sim.persist_interval_s=0"}, &fine_runs);
+  const Means dflt = run_ensemble(dir.dir, {}, &dflt_runs);
+  REQUIRE(dflt_runs[0]["scenario"]["sim"]["layer_group"] == 0);
   std::string worst;
   const double dev = worst_deviation(fine, dflt, &worst);
   INFO("worst deviation " << dev * 100 << "% on " << worst);
   CHECK(dev <= kTolerance);
   // The default must also be the cheaper one: that is its reason to exist.
-  CHECK(dflt["run_info"]["activities"].get<double>() < 0.2 * fine["run_info"]["activities"].get<double>());
+  for (size_t i = 0; i < kCnicBps.size(); ++i)
+    CHECK(dflt_runs[i]["run_info"]["activities"].get<double>() <
+          0.2 * fine_runs[i]["run_info"]["activities"].get<double>());
 
   // Control: one group of all layers (loads, compute and pushes in sequence) is not within 3%.
   const int layers = e2e::read_json(e2e::repo_file("models/llm/ds660b.json"))["layers"].get<int>();
-  const auto coarse = e2e::run_ok(kScenario, {"sim.layer_group=" + std::to_string(layers)}, kTimeout);
+  const Means coarse = run_ensemble(dir.dir, {"sim.layer_group=" + std::to_string(layers)});
   std::string coarse_worst;
   const double coarse_dev = worst_deviation(fine, coarse, &coarse_worst);
   INFO("one group: worst deviation " << coarse_dev * 100 << "% on " << coarse_worst);
