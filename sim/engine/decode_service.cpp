@@ -247,7 +247,11 @@ void DecodeService::group_loop(int gi) {
     {
       if (g.batch == 0 && g.joins.empty()) stop_exchange(g);  // an idle group exchanges nothing
       auto lock = c_.run.lock_when(g.cv, [&]() { return g.batch == 0 && g.joins.empty(); });
-      if (c_.run.finished()) return;
+      if (c_.run.finished()) {  // a stopped run: the flows must not keep the simulation going
+        c_.run.release(lock);
+        stop_exchange(g);
+        return;
+      }
       fresh = g.joins;
       admit(g, changed);
       refresh(g, changed);

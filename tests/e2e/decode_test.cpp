@@ -125,3 +125,18 @@ TEST_CASE("Decode EP exchange: CNICs of 1 MB/s -> the exchange, not the compute,
   for (const char* dir : {"read", "write"})
     CHECK(e2e::node_link_bytes(r, "cnic", 2, dir) == Approx(8 * 379755.0).epsilon(1e-6));
 }
+
+TEST_CASE("Decode EP exchange: a run stopped while its group decodes -> its exchange flows end with it",
+          "[e2e]") {
+  // ep_1p2d decodes its turn from about 0.055 s on; a time limit of 0.058 s stops the run mid-plan. The
+  // group's exchange flows (one per decode node, sized for many plans) are withdrawn: the simulation ends
+  // within a couple of seconds of the stop (its last persistence and metering window), where a flow left
+  // running would carry the simulation on for days of simulated time (241,847 s measured).
+  const e2e::Run run = e2e::run_dpsim(e2e::case_file("ep_1p2d.json"), {"sim.time_limit_s=0.058"});
+  REQUIRE(run.exit_code == 0);
+  const auto& r = run.result;
+  CHECK(r.at("summary").at("stopped_by") == "time_limit");
+  CHECK(r.at("complete") == false);
+  CHECK(r.at("summary").at("sim_end_s").get<double>() < 5);
+  CHECK(r.at("invariants").at("link_bytes_conservation_error").get<double>() < 1e-9);
+}
