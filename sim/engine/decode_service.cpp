@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <simgrid/simix.hpp>
 
 #include "sim/core/check.h"
 #include "sim/cost/compute_plan.h"
@@ -324,7 +325,10 @@ void DecodeService::pace_exchange(DecodeGroupState& g, double bytes, double rate
                                               transport::TrafficClass::kCollective));
     }
   }
-  for (int n : g.nodes) c_.h.nodes[n].exchange_pace->set_bandwidth(rate);
+  // Every node's pace in one simcall (a link's set_bandwidth called from the kernel runs directly).
+  simgrid::kernel::actor::simcall_answered([&]() {
+    for (int n : g.nodes) c_.h.nodes[n].exchange_pace->set_bandwidth(rate);
+  });
 }
 
 void DecodeService::catch_up_exchange(DecodeGroupState& g, double bytes, double rate) {

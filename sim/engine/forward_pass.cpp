@@ -28,7 +28,7 @@ void start_all(transport::Transport& links, const Flows& flows, double layers, H
   }
 }
 
-// The EP exchange over the CNICs of `layers` layers computed now: one flow per GPU, paced at one layer
+// The EP exchange over the CNICs of `layers` layers computed now: one flow per endpoint, paced at one layer
 // per layer time (the compute it overlaps); those layers end when it has.
 void start_exchange(transport::Transport& links, const ForwardPass& fp, double layers, Handles& out) {
   if (fp.exchange == nullptr) return;

@@ -16,8 +16,9 @@
 //                                  the network is not the bottleneck; and a load or push that runs ahead
 //                                  of the compute takes link bandwidth earlier than layer by layer.
 //                                  e2e:Fidelity bounds the difference (3%).
-// Transfers per pass per endpoint pair: 1 (whole), ceil(L/k) (groups), 1 (fluid); plus one EP exchange
-// flow per GPU of an EP model whose group spans nodes.
+// Transfers per pass per endpoint pair: 1 (whole), ceil(L/k) (groups), 1 (fluid); plus, for an EP model
+// whose group spans nodes, one EP exchange flow (per group of k layers) per node of the pass's DP group, or
+// per GPU when the DP group is smaller than a node.
 #pragma once
 
 #include <utility>
@@ -56,7 +57,8 @@ struct ForwardPass {
   const Flows& push;   // KV bytes per layer to send to DE buffers, per destination
   double t_layer = 0;  // compute time of one layer (s): the pace of the fluid pipeline's transfers
   int layers = 1;
-  // EP exchange bytes per layer per (GPU, peer GPU), a collective over the CNICs (nullptr = none); it runs
+  // EP exchange bytes per layer per endpoint (a node's exchange host or a GPU, from itself to itself), a
+  // collective over the CNICs (nullptr = none); it runs
   // beside the compute at its pace, whatever the granularity, and the pass ends when it has.
   const Flows* exchange = nullptr;
 };

@@ -178,6 +178,16 @@ void PrefillService::pass_loop(int group) {
   std::vector<sg4::Host*> hosts;
   for (int p : members) hosts.push_back(c_.h.nodes[pes_[p].node].gpus[pes_[p].gpu]);
   std::vector<double> work(n), busy(n);
+  // The pass's EP exchange endpoints: every GPU of a pass exchanges the same bytes at the same pace, so a
+  // group of whole nodes sends one flow per node (through all of its CNICs), any other group one per GPU.
+  std::vector<sg4::Host*> exchange_ends;
+  const int per_node = c_.h.gpus_per_node;
+  if (n % per_node == 0 && pes_[members[0]].gpu == 0) {
+    for (size_t i = 0; i < n; i += per_node)
+      exchange_ends.push_back(c_.h.nodes[pes_[members[i]].node].exchange);
+  } else {
+    exchange_ends = hosts;
+  }
   while (true) {
     // Blocked while no GPU of the group has a request ready whose DE buffer has room (then each PE
     // registers with the decode nodes it waits for, which wake it when they free space).
@@ -208,11 +218,10 @@ void PrefillService::pass_loop(int group) {
       c_.rec.attention_balance.push_back({now0, max_attention * n / sum_attention});
 
     Flows load, push, exchange;
-    for (size_t i = 0; i < n; ++i) {
-      plan_transfers(pes_[members[i]], batches[i], load, push);
-      // An EP group over more than one node exchanges over the CNICs (the plan's bytes are 0 otherwise).
-      if (plan.exchange_bytes > 0) exchange[{hosts[i], hosts[i]}] += plan.exchange_bytes;
-    }
+    for (size_t i = 0; i < n; ++i) plan_transfers(pes_[members[i]], batches[i], load, push);
+    // An EP group over more than one node exchanges over the CNICs (the plan's bytes are 0 otherwise).
+    if (plan.exchange_bytes > 0)
+      for (sg4::Host* x : exchange_ends) exchange[{x, x}] += plan.exchange_bytes;
     std::fill(busy.begin(), busy.end(), 0.0);
     GroupCompute compute(c_.gpu, hosts, plan, work, busy);
     pipeline_.run(c_.transport, ForwardPass{load, push, plan.layer_s, m.layers, &exchange}, compute);

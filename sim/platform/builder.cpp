@@ -152,18 +152,19 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
       node.gpus.push_back(gpu);
       node.bufs.push_back(buf);
     }
+    // The node's part of an EP exchange that covers whole nodes: one flow through every GPU's CNIC, out and
+    // back in, whose rate is the pace of each of its GPUs' exchange (a prefill pass's, a decode group's
+    // steps'). On a decode node a link of its own in front of the route paces it (not a resource: not
+    // accounted), set by the decode group at each plan (engine/decode_service.h).
+    node.exchange = zone->create_host(p + ".ex", 1.0)->seal();
     if (node.role == NodeRole::kDecode) {
-      // The node's part of the decode group's EP exchange (engine/decode_service.h): one flow whose rate is
-      // the pace of each of its GPUs' exchange, through every GPU's CNIC out and back in. The pace is a link
-      // of its own in front of the route (not a resource: not accounted), set by the group at each plan.
-      node.exchange = zone->create_host(p + ".ex", 1.0)->seal();
       node.exchange_pace = zone->create_link(p + ".ex.pace", hw.cnic_bw_Bps);
       node.exchange_pace->set_latency(0)->seal();
       node_out.insert(node_out.begin(), sg4::LinkInRoute(node.exchange_pace));
-      node_out.insert(node_out.end(), node_in.begin(), node_in.end());
-      zone->add_route(node.exchange->get_netpoint(), node.exchange->get_netpoint(), nullptr, nullptr,
-                      qos.tagged(zone, h, p + ".ex.loop", node_out, true, 2), false);
     }
+    node_out.insert(node_out.end(), node_in.begin(), node_in.end());
+    zone->add_route(node.exchange->get_netpoint(), node.exchange->get_netpoint(), nullptr, nullptr,
+                    qos.tagged(zone, h, p + ".ex.loop", node_out, true, 2), false);
     h.nodes.push_back(std::move(node));
   }
   h.control = zone->create_host("control", 1.0)->seal();

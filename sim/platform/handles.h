@@ -16,9 +16,9 @@
 // link of unbounded bandwidth whose latency carries its class's weight. The model's collectives run
 // ep -> ep, KV traffic between the hosts above. Tags are not resources: they are in `qos_tags`, not `links`.
 //
-// A decode node's EP exchange host `ex` (n) has a route to itself only: [pace, every GPU j's up-links,
-// every GPU j's down-links], so one flow on it crosses each CNIC of the node once each way. The pace link
-// is not a resource either (not in `links`).
+// A node's EP exchange host `ex` (n) has a route to itself only: [every GPU j's up-links, every GPU j's
+// down-links] (on a decode node behind a pace link, not a resource either), so one flow on it crosses each
+// CNIC of the node once each way.
 #pragma once
 
 #include <string>
@@ -52,11 +52,11 @@ struct NodeHandles {
   simgrid::s4u::Host* dram = nullptr;     // DRAM endpoint behind the SNIC
   simgrid::s4u::Host* storage = nullptr;  // the storage side of this node
   std::vector<simgrid::s4u::Host*> eps;   // g collective endpoints (network.qos = priority), else empty
-  // A decode node's part of its group's EP exchange: a host whose route to itself crosses the links of
-  // every GPU to its CNIC, out then back in (with the collectives' QoS tag under network.qos = priority),
-  // behind a pace link that is not a resource (not in `links`). A flow of B bytes on it loads each of the
-  // node's CNICs with B each way: every GPU's share of a balanced all-to-all, at one pace, as the group
-  // runs in lock-step (engine/decode_service.h). nullptr on prefill nodes.
+  // The node's part of an EP exchange over whole nodes: a host whose route to itself crosses the links of
+  // every GPU to its CNIC, out then back in (with the collectives' QoS tag under network.qos = priority).
+  // A flow of B bytes on it loads each of the node's CNICs with B each way: every GPU's share of a
+  // balanced all-to-all, at one pace, as a prefill pass or a decode group runs in lock-step. On a decode
+  // node the route starts with a pace link that is not a resource (not in `links`; nullptr elsewhere).
   simgrid::s4u::Host* exchange = nullptr;
   simgrid::s4u::Link* exchange_pace = nullptr;
 };

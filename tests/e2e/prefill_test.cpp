@@ -1,4 +1,5 @@
-// End-to-end check of where a chunked prefill loads its cached KV from, against a hand computation.
+// End-to-end checks of a prefill pass's transfers against hand computations: where a chunked prefill loads
+// its cached KV from, and the EP exchange of a pass over two nodes.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -32,4 +33,22 @@ TEST_CASE(
   // persist of the appended KV (miss), the D2H and persist of the generated KV (gen each).
   CHECK(e2e::node_link_bytes(r, "dram", 1, "shared") ==
         Approx((3 * miss + cached + 2 * gen) * kv).epsilon(1e-9));
+}
+
+TEST_CASE("Prefill EP exchange: one turn on 2P1D of DS 27B -> every prefill CNIC carries the pass's exchange",
+          "[e2e]") {
+  // ep_2p1d: DS 27B, one turn of 5,000 new tokens on one PE GPU; the prefill EP group (and DP group) is the
+  // 16 GPUs of the two prefill nodes. Whatever the passes, the exchange is linear in their tokens: per GPU,
+  // by hand, 5,000 / 16 tokens x hidden 2,560 x (1.03125 + 2) B x 29/30 MoE layers x 2 nodes hit x (2 - 1)/2
+  // remote x 30 layers = 70,325,000 B each way on every prefill CNIC. The second node holds no request, so
+  // its CNICs carry nothing else. A node flow that added each GPU's bytes would carry 8 x that; a model that
+  // exchanged only a GPU's own tokens would leave the idle node at 0.
+  const auto r = e2e::run_ok(e2e::case_file("ep_2p1d.json"));
+  int links = 0;
+  for (const auto& l : r.at("resources").at("cnic"))
+    if (l.at("role") == "prefill" && l.at("node") == 1) {
+      CHECK(l.at("bytes").get<double>() == Approx(70325000.0).epsilon(1e-9));
+      links++;
+    }
+  CHECK(links == 16);  // 8 CNICs, each direction
 }
