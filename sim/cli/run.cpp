@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <simgrid/s4u.hpp>
@@ -32,6 +33,25 @@ namespace sim::cli {
 namespace sg4 = simgrid::s4u;
 
 namespace {
+
+// Every SimGrid actor's stack is a memory mapping and its guard page another, and Linux caps a process's
+// mappings at vm.max_map_count: beyond it SimGrid aborts while starting the actors. A run that would need
+// more fails here, before any simulation, with the limit named. `actors`: what the run spawns at most.
+Status check_actor_mappings(const config::ScenarioConfig& sc, size_t actors) {
+  std::ifstream limit_file("/proc/sys/vm/max_map_count");
+  long long limit = 0;
+  if (!(limit_file >> limit) || limit <= 0) return Status::ok();  // not Linux, or not readable: no check
+  std::ifstream maps("/proc/self/maps");
+  long long in_use = 0;
+  for (std::string line; std::getline(maps, line);) in_use++;
+  const long long need = 2 * static_cast<long long>(actors);
+  if (in_use + need <= limit) return Status::ok();
+  return Status::error(fmt::format(
+      "{}: cluster: {}P{}D needs about {} SimGrid actors, two memory mappings each (a stack and its guard "
+      "page): {} mappings with {} in use, more than vm.max_map_count = {} allows. Use fewer nodes (or a "
+      "smaller sim.read_depth), or raise the limit (sysctl -w vm.max_map_count=N)",
+      sc.file, sc.cluster.prefill_nodes, sc.cluster.decode_nodes, actors, need, in_use, limit));
+}
 
 // Bytes of one storage block: a Full Block of policy.persist_block_tokens tokens (storage/read_rate.h).
 double storage_block_bytes(const config::ScenarioConfig& sc) {
@@ -296,6 +316,16 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
     cluster.driver().set_arrivals(
         workload::poisson_arrivals(sc.workload.aps, static_cast<int>(agents.size()), sc.seed));
   }
+  // The actors: the cluster's, the link sampler, the progress line and at most one think-time timer per agent
+  // that thinks.
+  size_t thinkers = 0;
+  for (const auto& a : agents)
+    for (int k = 0; k < a.num_turns; ++k)
+      if (a.turn(k).think_s > 0) {
+        thinkers++;
+        break;
+      }
+  if (Status st = check_actor_mappings(sc, cluster.actors() + 2 + thinkers); !st.is_ok()) return st;
   links.start_sampler();
   cluster.start();
   if (sc.sim.progress) start_progress(rec, totals.turns, wall0);

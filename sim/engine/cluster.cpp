@@ -70,6 +70,11 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
   t.count_other_in_flight(&recorder.timed_in_flight);
 }
 
+size_t Cluster::actors() const {
+  const size_t control = 3 + (ctx_.sc.workload.mode == "online" ? 1 : 0);  // driver, watchdog, time limit
+  return reader_.actors() + prefill_.actors() + dispatcher_.actors() + decode_.actors() + control;
+}
+
 void Cluster::start() {
   reader_.start();
   prefill_.start();

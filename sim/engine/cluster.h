@@ -37,6 +37,8 @@ class Cluster {
   control::Driver& driver() { return driver_; }
   // Spawns every actor.
   void start();
+  // How many actors start() spawns (the driver's think-time timers come later, one per agent at most).
+  size_t actors() const;
   // Closes the engines' accounts after the run (the decode groups' busy time).
   void finish() { decode_.finish(); }
 

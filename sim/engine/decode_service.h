@@ -89,6 +89,8 @@ class DecodeService {
   void finish();
 
   const std::vector<DecodeEngineState>& engines() const { return des_; }
+  // The actors start() spawns: a loader and a persister per DE, one per decode group.
+  size_t actors() const { return 2 * des_.size() + groups_.size(); }
   const DecodeEngineState& engine(int de) const { return des_[de]; }
 
  private:

@@ -65,6 +65,10 @@ Dispatcher::Dispatcher(EngineContext& ctx, std::unique_ptr<policy::SchedulerPoli
   scheduler_->configure(sctx);
 }
 
+size_t Dispatcher::actors() const {
+  return scheduler_->queued() ? pe_groups_.size() + de_groups_.size() : 0;
+}
+
 void Dispatcher::start() {
   if (!scheduler_->queued()) return;
   for (int g = 0; g < static_cast<int>(pe_groups_.size()); ++g)

@@ -36,6 +36,8 @@ class Dispatcher {
     prefill_ = prefill;
   }
   // Spawns the group fetchers of a queued scheduler (daemons on their groups' first node).
+  // The actors start() spawns: the group fetchers of a queued scheduler.
+  size_t actors() const;
   void start();
   void wake_all();
 

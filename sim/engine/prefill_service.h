@@ -52,6 +52,8 @@ class PrefillService {
   void ready(RequestId id);
 
   const std::vector<PrefillEngineState>& engines() const { return pes_; }
+  // The actors start() spawns: one per DP-attention group.
+  size_t actors() const { return pass_groups_.size(); }
 
  private:
   struct PassItem {

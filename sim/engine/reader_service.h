@@ -20,6 +20,8 @@ class ReaderService {
   explicit ReaderService(EngineContext& ctx);
   void connect(PrefillService* prefill) { prefill_ = prefill; }
   // Spawns the read lanes.
+  // The actors start() spawns: sim.read_depth lanes per node.
+  size_t actors() const { return queues_.size() * static_cast<size_t>(c_.sc.sim.read_depth); }
   void start();
 
   // Queues the request's storage reads: its pe_fraction of the hit through its PE's node, the rest

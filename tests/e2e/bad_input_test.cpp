@@ -96,3 +96,38 @@ TEST_CASE("Over context: workload.over_context=drop -> the turns that do not fit
   CHECK(m.at("summary").at("turns_dropped_over_context") == 1);
   CHECK(m.at("summary").at("turns_total") == 1);
 }
+
+TEST_CASE(
+    "Cluster size: more actors than vm.max_map_count allows -> exit 2 naming the limit, before any "
+    "simulation, and 2,000 nodes start and run",
+    "[e2e]") {
+  // Each SimGrid actor takes two memory mappings (its stack and the stack's guard page); past the kernel's
+  // vm.max_map_count SimGrid aborts (exit 134) while starting them. On nodes of 8 GPUs with 4 read lanes, a
+  // node costs about 4 actors and a decode node 16 more (a loader and a persister per GPU), so D decode
+  // and D/2 prefill nodes need about 2 x 22 D mappings: D = limit / 40 is 10% too many.
+  std::ifstream limit_file("/proc/sys/vm/max_map_count");
+  long long limit = 0;
+  if (!(limit_file >> limit) || limit <= 0) {
+    WARN("no /proc/sys/vm/max_map_count: nothing to check");
+    return;
+  }
+  const long long d = limit / 40 + 1, p = d / 2;
+  const e2e::Run big = e2e::run_dpsim(
+      e2e::case_file("ep_1p2d.json"),
+      {"cluster.prefill_nodes=" + std::to_string(p), "cluster.decode_nodes=" + std::to_string(d)}, 120);
+  INFO(big.command << "\nstderr: " << big.stderr_text);
+  CHECK(big.exit_code == 2);
+  CHECK(big.result.is_null());
+  CHECK_THAT(big.stderr_text, Catch::Matchers::Contains("ep_1p2d.json: cluster: "));
+  CHECK_THAT(big.stderr_text, Catch::Matchers::Contains("vm.max_map_count = " + std::to_string(limit)));
+  CHECK(big.stderr_text.find("Failed to protect stack") == std::string::npos);
+  // 2,000 nodes (16,000 GPUs) fit the kernel's default limit (65,530): about 28,800 actors.
+  if (limit >= 65530) {
+    const e2e::Run ok = e2e::run_dpsim(e2e::case_file("ep_1p2d.json"),
+                                       {"cluster.prefill_nodes=700", "cluster.decode_nodes=1300"}, 120);
+    INFO(ok.command << "\nstderr: " << ok.stderr_text);
+    CHECK(ok.exit_code == 0);
+    REQUIRE(!ok.result.is_null());
+    CHECK(ok.result.at("summary").at("turns_completed") == 1);
+  }
+}
