@@ -82,7 +82,7 @@ TEST_CASE("Check: a malformed expect block -> exit 2 naming the JSON path", "[e2
   CHECK(o.text.find("expect[0]") != std::string::npos);
 }
 
-TEST_CASE("Compare: B worse beyond the tolerance -> exit 1; within it -> exit 0", "[e2e][compare]") {
+TEST_CASE("Compare: B worse beyond the tolerance -> exit 1, within it -> exit 0", "[e2e][compare]") {
   e2e::Scratch s;
   auto result = [](double jct) {
     return nlohmann::json{{"summary", {{"jct_s", jct}, {"ttft_s", {{"mean", 1.0}, {"p99", 2.0}}}}},

@@ -47,31 +47,31 @@ void check_route(const std::function<sg4::Host*(const PlatformHandles&)>& from,
 
 }  // namespace
 
-TEST_CASE("Route: storage read -> SNIC in then DRAM; nothing else", "[sg]") {
+TEST_CASE("Route: storage read -> SNIC in then DRAM, nothing else", "[sg]") {
   check_route([](const PlatformHandles& h) { return h.nodes[0].storage; },
               [](const PlatformHandles& h) { return h.nodes[0].dram; },
               {{"n0.snic/in", kBytes}, {"n0.dram/shared", kBytes}});
 }
 
-TEST_CASE("Route: H2D -> DRAM; CNIC read; CNIC write of the GPU's own CNIC", "[sg]") {
+TEST_CASE("Route: H2D -> DRAM, CNIC read, CNIC write of the GPU's own CNIC", "[sg]") {
   check_route([](const PlatformHandles& h) { return h.nodes[1].bufs[1]; },
               [](const PlatformHandles& h) { return h.nodes[1].gpus[1]; },
               {{"n1.dram/shared", kBytes}, {"n1.g1.cnic/read", kBytes}, {"n1.g1.cnic/write", kBytes}});
 }
 
-TEST_CASE("Route: D2H -> CNIC read; CNIC write; DRAM", "[sg]") {
+TEST_CASE("Route: D2H -> CNIC read, CNIC write, DRAM", "[sg]") {
   check_route([](const PlatformHandles& h) { return h.nodes[0].gpus[0]; },
               [](const PlatformHandles& h) { return h.nodes[0].bufs[0]; },
               {{"n0.dram/shared", kBytes}, {"n0.g0.cnic/read", kBytes}, {"n0.g0.cnic/write", kBytes}});
 }
 
-TEST_CASE("Route: GPU on A -> DRAM on B -> A CNIC read; B CNIC write; B DRAM", "[sg]") {
+TEST_CASE("Route: GPU on A -> DRAM on B -> A CNIC read, B CNIC write, B DRAM", "[sg]") {
   check_route([](const PlatformHandles& h) { return h.nodes[0].gpus[1]; },
               [](const PlatformHandles& h) { return h.nodes[1].bufs[0]; },
               {{"n0.g1.cnic/read", kBytes}, {"n1.g0.cnic/write", kBytes}, {"n1.dram/shared", kBytes}});
 }
 
-TEST_CASE("Route: DRAM on B -> GPU on A -> B DRAM; B CNIC read; A CNIC write", "[sg]") {
+TEST_CASE("Route: DRAM on B -> GPU on A -> B DRAM, B CNIC read, A CNIC write", "[sg]") {
   check_route([](const PlatformHandles& h) { return h.nodes[1].bufs[1]; },
               [](const PlatformHandles& h) { return h.nodes[0].gpus[0]; },
               {{"n1.dram/shared", kBytes}, {"n1.g1.cnic/read", kBytes}, {"n0.g0.cnic/write", kBytes}});
@@ -83,7 +83,7 @@ TEST_CASE("Route: persist -> DRAM then SNIC out", "[sg]") {
               {{"n1.dram/shared", kBytes}, {"n1.snic/out", kBytes}});
 }
 
-TEST_CASE("Route: PCIe links; when modelled; carry GPU and host sides of an H2D", "[sg]") {
+TEST_CASE("Route: PCIe links, when modelled, carry GPU and host sides of an H2D", "[sg]") {
   auto& e = sim::testing::make_engine();
   auto hw = two_gpu_hw();
   hw.pcie_bw_Bps = 64e9;

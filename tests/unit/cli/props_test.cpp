@@ -96,7 +96,7 @@ struct Grid {
 
 }  // namespace
 
-TEST_CASE("Props grid file: a valid grid -> scenarios, policies and defaults; runs with variants", "[unit]") {
+TEST_CASE("Props grid file: a valid grid -> scenarios, policies and defaults, runs with variants", "[unit]") {
   auto s = sim::cli::parse_props_spec(minimal_grid(), grid_file());
   REQUIRE(s.is_ok());
   CHECK(s->name == "test-grid");
@@ -142,7 +142,7 @@ TEST_CASE("Props grid file: bad input -> an error naming the file, the field and
   CHECK(error_of(no_pd).find("scenarios[0].pd") != std::string::npos);
 }
 
-TEST_CASE("Props oracle_is_bound: oracle 3% slower holds (noise), 4% slower breaks; other schedulers apart",
+TEST_CASE("Props oracle_is_bound: oracle 3% slower holds (noise), 4% slower breaks, other schedulers apart",
           "[unit]") {
   Grid g;
   Fake o, d;
@@ -184,7 +184,7 @@ TEST_CASE("Props dualpath_le_basic: checked only when Basic is storage-bound", "
   CHECK(g.of("dualpath_le_basic").empty());
 }
 
-TEST_CASE("Props scheduler_vs_round_robin: 1.06 breaks 1.05; an explanation covers it up to its limit only",
+TEST_CASE("Props scheduler_vs_round_robin: 1.06 breaks 1.05, an explanation covers it up to its limit only",
           "[unit]") {
   Grid g;
   Fake rr, dp;
@@ -212,7 +212,7 @@ TEST_CASE("Props scheduler_vs_round_robin: 1.06 breaks 1.05; an explanation cove
 }
 
 TEST_CASE(
-    "Props no_idle_storage: a reading node below half the mean breaks it; non-reading nodes do not count",
+    "Props no_idle_storage: a reading node below half the mean breaks it, non-reading nodes do not count",
     "[unit]") {
   Grid g;
   Fake d;
@@ -269,7 +269,7 @@ TEST_CASE("Props no_idle_prefill_node, completes, invariants: each breaks on its
   CHECK_FALSE(inv[2].ok);  // storage read 20 B for an oracle run, and a conservation error of 1e-6
 }
 
-TEST_CASE("Props monotone: more SNIC slower, more agents faster -> violations; within noise -> holds",
+TEST_CASE("Props monotone: more SNIC slower, more agents faster -> violations, within noise -> holds",
           "[unit]") {
   Grid g;
   Fake base, snic, agents;

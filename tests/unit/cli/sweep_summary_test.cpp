@@ -36,7 +36,7 @@ nlohmann::json result(double snic, double pe_cnic_write, double de_dram) {
 
 }  // namespace
 
-TEST_CASE("Sweep grid: --pd pairs -> the pairs in order; malformed items -> an error naming the item",
+TEST_CASE("Sweep grid: --pd pairs -> the pairs in order, malformed items -> an error naming the item",
           "[unit]") {
   auto g = sim::cli::parse_pd_list("1:7,2:4,10:1");
   REQUIRE(g.is_ok());
@@ -101,7 +101,7 @@ TEST_CASE("Sweep grid: --set-list and expand_grid -> grid-major points with uniq
   CHECK(names.size() == pts.size());
 }
 
-TEST_CASE("Sweep classification: SNICs full, nothing fuller -> bottleneck-free; a fuller CNIC -> limited",
+TEST_CASE("Sweep classification: SNICs full, nothing fuller -> bottleneck-free, a fuller CNIC -> limited",
           "[unit]") {
   const sim::cli::SweepPoint pt{"p1-d1", {1, 1}, {}};
   const auto free = sim::cli::point_summary(pt, nullptr, 0.9, "x.json");
@@ -130,7 +130,7 @@ TEST_CASE("Sweep classification: SNICs full, nothing fuller -> bottleneck-free; 
   CHECK(c.at("first_saturated") == "decode.dram.shared");
 }
 
-TEST_CASE("Sweep resume: a finished result is kept; missing, broken or signal-cut ones are rerun", "[unit]") {
+TEST_CASE("Sweep resume: a finished result is kept, missing, broken or signal-cut ones are rerun", "[unit]") {
   const std::string path = "sweep_summary_test_result.json";
   auto write = [&](const std::string& text) { std::ofstream(path) << text; };
   nlohmann::json r = result(0.97, 0.8, 0.5);

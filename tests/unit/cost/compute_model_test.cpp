@@ -371,7 +371,7 @@ TEST_CASE("GPU rates: hopper-8x400g -> the kernels' fractions of the FP8 or BF16
   CHECK(gpu_rates(qwen, no_bf16).gemm == Approx(6.400086e14).epsilon(1e-12));
 }
 
-TEST_CASE("Layer time: a batch -> attention + dense + experts + fixed overhead; nothing to compute -> 0",
+TEST_CASE("Layer time: a batch -> attention + dense + experts + fixed overhead, nothing to compute -> 0",
           "[unit]") {
   Ds660bHopper d = ds660b_hopper();
   // Chunks {30000, 400} and {0, 1000} on one GPU of an EP16 group, by hand:

@@ -167,7 +167,7 @@ TEST_CASE("Prefill pass: a 2-GPU group with unequal attention -> the slowest GPU
         Approx(2674.9488e-6).epsilon(1e-7));
 }
 
-TEST_CASE("Prefill pass: one GPU -> its layer time; a group without new tokens -> nothing", "[unit]") {
+TEST_CASE("Prefill pass: one GPU -> its layer time, a group without new tokens -> nothing", "[unit]") {
   const ModelSpec m = ds660b();
   const HardwareSpec hw = hopper();
   // {30000, 400} and {0, 1000} on one GPU at EP16: 3.5544017 ms (compute_model_test.cpp, "Layer time");

@@ -68,7 +68,7 @@ TEST_CASE("DE phase 2: hand example -> R, Z, the chosen DEs and the HBM stop", "
   CHECK(des[2].seq == 0);
 }
 
-TEST_CASE("DE phase 2: several DEs under Z -> least seq wins over least tok; ties to tok then id", "[unit]") {
+TEST_CASE("DE phase 2: several DEs under Z -> least seq wins over least tok, ties to tok then id", "[unit]") {
   // e4 has the fewest requests but no free HBM; its 1000 tokens lift the average so e0..e3 are all under
   // Z = 1.05 x (10 + 1014) / 5 = 215.04.
   std::vector<EngineLoad> des = {de(0, 3, 1, 1e6), de(1, 1, 5, 1e6), de(2, 1, 4, 1e6), de(3, 1, 4, 1e6),

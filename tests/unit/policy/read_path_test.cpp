@@ -35,7 +35,7 @@ TEST_CASE("ReadPath de: any queues -> everything through the DE node", "[unit]")
   CHECK(decide("de", 1e9, 0).pe_fraction == 0.0);
 }
 
-TEST_CASE("ReadPath dualpath: the shorter read queue wins; a tie goes to the PE", "[unit]") {
+TEST_CASE("ReadPath dualpath: the shorter read queue wins, a tie goes to the PE", "[unit]") {
   CHECK(decide("dualpath", 10, 20).pe_fraction == 1.0);
   CHECK(decide("dualpath", 20, 10).pe_fraction == 0.0);
   CHECK(decide("dualpath", 5, 5).pe_fraction == 1.0);

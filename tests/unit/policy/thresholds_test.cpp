@@ -148,7 +148,7 @@ TEST_CASE("Thresholds beta: a workload's own typical turn and window -> scale as
   CHECK(beta_tokens(hw, m, cost::Chunk{0, 1000}, 10.0) == Approx(10 * 1000 / s).epsilon(1e-9));
 }
 
-TEST_CASE("Thresholds override: a configured value > 0 -> wins over the derived one; 0 -> derived",
+TEST_CASE("Thresholds override: a configured value > 0 -> wins over the derived one, 0 -> derived",
           "[unit]") {
   CHECK(resolve_threshold(0, 123) == 123);
   CHECK(resolve_threshold(5e5, 123) == 5e5);

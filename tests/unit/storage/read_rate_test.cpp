@@ -39,7 +39,7 @@ TEST_CASE("Storage read rate: ds660b's 64-token blocks -> 26.38 GB/s of the SNIC
   CHECK(read_Bps(hw, 1932750) == Approx(42.95e9 / 2).epsilon(1e-12));
 }
 
-TEST_CASE("Storage read rate: large blocks or no overhead -> efficiency x SNIC; all 1 -> no backend link",
+TEST_CASE("Storage read rate: large blocks or no overhead -> efficiency x SNIC, all 1 -> no backend link",
           "[unit]") {
   config::HardwareSpec hw = paper_node();
   CHECK(backend_Bps(hw, 0) == Approx(42.95e9).epsilon(1e-12));  // block_bytes <= 0: large blocks

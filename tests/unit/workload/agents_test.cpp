@@ -68,7 +68,7 @@ TEST_CASE("Agents: more agents than trajectories -> copies get a synthetic first
   CHECK(std::set<int>(idx.begin() + 8, idx.end()).size() == 3);
 }
 
-TEST_CASE("Agents: same seed -> same copies; different seed -> different sampling", "[unit]") {
+TEST_CASE("Agents: same seed -> same copies, different seed -> different sampling", "[unit]") {
   auto ts = make_trajectories(50);
   auto a = indices(wl::build_offline_agents(ts, 200, 0, 512, 1));
   auto b = indices(wl::build_offline_agents(ts, 200, 0, 512, 1));

@@ -58,7 +58,7 @@ TEST_CASE("Poisson arrivals: until t_end -> count near rate x t_end and the same
   CHECK(wl::poisson_arrivals(rate, 0, 7).empty());
 }
 
-TEST_CASE("Poisson arrivals: fixed seed -> identical sequence; another seed -> a different one", "[unit]") {
+TEST_CASE("Poisson arrivals: fixed seed -> identical sequence, another seed -> a different one", "[unit]") {
   CHECK(wl::poisson_arrivals(3, 1000, 5) == wl::poisson_arrivals(3, 1000, 5));
   CHECK(wl::poisson_arrivals(3, 1000, 5) != wl::poisson_arrivals(3, 1000, 6));
   // Doubling the rate halves every gap of the same stream.

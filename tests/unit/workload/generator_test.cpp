@@ -85,7 +85,7 @@ TEST_CASE("Generator: other seeds and sizes -> still within tolerance", "[unit]"
   CHECK(big.achieved.max_total <= 32768);
 }
 
-TEST_CASE("Generator: same seed -> identical output; different seed -> different output", "[unit]") {
+TEST_CASE("Generator: same seed -> identical output, different seed -> different output", "[unit]") {
   auto a = wl::generate_dataset("32k", 200, 7);
   auto b = wl::generate_dataset("32k", 200, 7);
   auto c = wl::generate_dataset("32k", 200, 8);
