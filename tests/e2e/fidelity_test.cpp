@@ -7,11 +7,13 @@
 //
 // Each setting is compared over an ensemble of five CNIC bandwidths, 2 GB/s and 0.1% and 0.2% either side,
 // by the ensemble's means. On links this slow the decode group's EP exchange fills the decode CNICs, and
-// in lock-step any KV burst on any of them stalls the whole group, so one run is a chaotic sample: a 0.1%
-// change of the CNIC bandwidth moves the finest setting's JCT by 1.0% and the default's by 2.8% (measured:
-// finest 574.7 s at 2.000 GB/s, 572.4 at 2.002, 580.4 at 1.998; default 587.7, 571.1, 583.2). Over the
-// ensemble the default is within 1.0% on the JCT and 1.9% on the worst class, and one group of all
-// layers 6.3% off on the JCT.
+// in lock-step any KV burst on any of them stalls the whole group, so one run is a chaotic sample. When
+// decode first ran in lock-step, a 0.1% change of the CNIC bandwidth moved the finest setting's JCT by
+// 1.0% and the default's by 2.8% (finest 574.7 s at 2.000 GB/s, 580.4 at 1.998, 572.4 at 2.002; default
+// 587.7, 583.2, 571.1), and the single-run check read 3.7% on decode GPU compute. With the prefill
+// exchange per node the five JCTs are 572.3-576.9 s (finest) and 576.7-581.7 s (default); over the
+// ensemble the default is within 0.8% on the JCT and 1.8% on the worst class (decode GPU compute), and one
+// group of all layers 6.2% off on the JCT.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
