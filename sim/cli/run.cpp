@@ -37,6 +37,8 @@ namespace {
 // Every SimGrid actor's stack is a memory mapping and its guard page another, and Linux caps a process's
 // mappings at vm.max_map_count: beyond it SimGrid aborts while starting the actors. A run that would need
 // more fails here, before any simulation, with the limit named. `actors`: what the run spawns at most.
+// (With DPSIM_SG_CONTEXTS=thread, make test-sanitize's contexts, each actor is an OS thread, bounded by the
+// system's thread limits: not checked.)
 Status check_actor_mappings(const config::ScenarioConfig& sc, size_t actors) {
   std::ifstream limit_file("/proc/sys/vm/max_map_count");
   long long limit = 0;
