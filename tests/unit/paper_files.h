@@ -53,4 +53,32 @@ inline config::HardwareSpec pinned_hopper() {
   return hw;
 }
 
+// ds660b for hand computations: the REQUIREs pin every field the arithmetic reads, so a changed file fails
+// here rather than as a wrong number.
+inline config::ModelSpec pinned_ds660b() {
+  config::ModelSpec m = real_model("ds660b");
+  REQUIRE(m.layers == 61);
+  REQUIRE(m.active_params == 37e9);
+  REQUIRE(m.total_params == 671e9);
+  REQUIRE(m.replicated_params == 17.97e9);
+  REQUIRE(m.weight_bytes_per_param == 1);
+  REQUIRE(m.weight_shards == 16);
+  REQUIRE(m.heads == 128);
+  REQUIRE(m.qk_head_dim == 576);
+  REQUIRE(m.v_head_dim == 512);
+  REQUIRE(m.sparse_topk == 2048);
+  REQUIRE(m.indexer_heads == 64);
+  REQUIRE(m.indexer_head_dim == 128);
+  REQUIRE(m.moe_layers == 58);
+  REQUIRE(m.routed_experts == 256);
+  REQUIRE(m.active_experts == 8);
+  REQUIRE(m.expert_params == 44040192);
+  REQUIRE(m.hidden == 7168);
+  REQUIRE(m.max_nodes_per_token == 4);
+  REQUIRE(m.dispatch_bytes_per_value == 1.03125);
+  REQUIRE(m.combine_bytes_per_value == 2);
+  REQUIRE(m.gemm_precision == "fp8");
+  return m;
+}
+
 }  // namespace sim::testing

@@ -32,38 +32,14 @@ HardwareSpec hopper() {
   return testing::pinned_hopper();
 }
 
-// ds660b on hopper-8x400g, the pair the hand computations below use. The REQUIREs pin every field the
-// arithmetic in the comments reads, so a changed file fails here rather than as a wrong number.
+// ds660b on hopper-8x400g, the pair the hand computations below use (both pinned: tests/unit/paper_files.h).
 struct Ds660bHopper {
   ModelSpec m;
   HardwareSpec hw;
 };
 
 Ds660bHopper ds660b_hopper() {
-  Ds660bHopper d{real_model("ds660b"), hopper()};
-  const ModelSpec& m = d.m;
-  REQUIRE(m.layers == 61);
-  REQUIRE(m.active_params == 37e9);
-  REQUIRE(m.total_params == 671e9);
-  REQUIRE(m.replicated_params == 17.97e9);
-  REQUIRE(m.weight_bytes_per_param == 1);
-  REQUIRE(m.weight_shards == 16);
-  REQUIRE(m.heads == 128);
-  REQUIRE(m.qk_head_dim == 576);
-  REQUIRE(m.v_head_dim == 512);
-  REQUIRE(m.sparse_topk == 2048);
-  REQUIRE(m.indexer_heads == 64);
-  REQUIRE(m.indexer_head_dim == 128);
-  REQUIRE(m.moe_layers == 58);
-  REQUIRE(m.routed_experts == 256);
-  REQUIRE(m.active_experts == 8);
-  REQUIRE(m.expert_params == 44040192);
-  REQUIRE(m.hidden == 7168);
-  REQUIRE(m.max_nodes_per_token == 4);
-  REQUIRE(m.dispatch_bytes_per_value == 1.03125);
-  REQUIRE(m.combine_bytes_per_value == 2);
-  REQUIRE(m.gemm_precision == "fp8");
-  return d;
+  return {testing::pinned_ds660b(), hopper()};
 }
 
 // The rates of hopper() (gpu_rates), by hand:

@@ -22,22 +22,7 @@ HardwareSpec hopper() {
 }
 
 ModelSpec ds660b() {
-  ModelSpec m = real_model("ds660b");
-  REQUIRE(m.layers == 61);
-  REQUIRE(m.active_params == 37e9);
-  REQUIRE(m.total_params == 671e9);
-  REQUIRE(m.replicated_params == 17.97e9);
-  REQUIRE(m.weight_bytes_per_param == 1);
-  REQUIRE(m.sparse_topk == 2048);
-  REQUIRE(m.moe_layers == 58);
-  REQUIRE(m.routed_experts == 256);
-  REQUIRE(m.active_experts == 8);
-  REQUIRE(m.expert_params == 44040192);
-  REQUIRE(m.hidden == 7168);
-  REQUIRE(m.max_nodes_per_token == 4);
-  REQUIRE(m.dispatch_bytes_per_value == 1.03125);
-  REQUIRE(m.combine_bytes_per_value == 2);
-  return m;
+  return testing::pinned_ds660b();
 }
 
 // One (token, destination) pair of ds660b moves 7168 x (1.03125 + 2) = 21,728 bytes (dispatch + combine),
