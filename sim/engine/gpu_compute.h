@@ -18,13 +18,19 @@ class GpuCompute {
 
   // Runs `work` FLOPs on `host`; returns when they are done, with the busy seconds.
   double run_one(simgrid::s4u::Host* host, double work);
-  // Runs work[i] FLOPs on hosts[i], all at once, and returns when all are done; adds each host's busy
-  // seconds to busy_s[i]. REQUIRES: the three have the same size.
+  // The GPUs of a lock-step group (a prefill pass's DP group) run work[i] FLOPs each, together, and the
+  // group goes on when the last is done. One execution stands for them all: it runs on the GPU whose work
+  // takes longest (its work over its speed) and ends when that GPU would; each GPU's busy time, its own
+  // work over its speed, is added to busy_s[i]. One execution per group, not one per GPU: an actor's
+  // executions sit in a SimGrid list that every one of its transfers' ends walks, so a pass over hundreds
+  // of GPUs with hundreds of transfers cost time quadratic in the group's size. Limitation: a speed
+  // profile on any GPU other than the slowest would not stretch the pass (none is used; sim/README.md).
+  // REQUIRES: the three have the same size.
   void run(const std::vector<simgrid::s4u::Host*>& hosts, const std::vector<double>& work,
            std::vector<double>& busy_s);
 
-  // The same in two steps: start_all() starts the executions and returns them; wait_all() returns when
-  // all are done and adds the busy seconds.
+  // The same in two steps: start_all() starts the group's execution into `running`; wait_all() returns
+  // when it is done and adds the busy seconds.
   void start_all(const std::vector<simgrid::s4u::Host*>& hosts, const std::vector<double>& work,
                  std::vector<simgrid::s4u::ExecPtr>& running);
   void wait_all(std::vector<simgrid::s4u::ExecPtr>& execs, const std::vector<simgrid::s4u::Host*>& hosts,

@@ -52,3 +52,31 @@ TEST_CASE("Prefill EP exchange: one turn on 2P1D of DS 27B -> every prefill CNIC
     }
   CHECK(links == 16);  // 8 CNICs, each direction
 }
+
+TEST_CASE("Prefill pass of a DP group over 16 GPUs -> one GPU execution per pass, each GPU's own busy time",
+          "[e2e]") {
+  // ep_2p1d: one turn on one PE GPU of a 16-GPU DP group (two prefill nodes), one pass. The group computes in
+  // lock-step, so one execution stands for the pass; the code before ran one per GPU (16 here, 8 with groups
+  // of 8), and an actor's executions sit in a SimGrid list that each of its transfers' ends walks. The GPU
+  // with the request computes its attention and the group's MoE share, the 15 others the MoE share alone: a
+  // model that charged every GPU the pass's time would give the idle GPUs the loaded GPU's busy time.
+  for (const char* dp : {"0", "8"}) {
+    INFO("prefill_dp_group_gpus " << dp);
+    const auto r =
+        e2e::run_ok(e2e::case_file("ep_2p1d.json"), {std::string("cluster.prefill_dp_group_gpus=") + dp});
+    CHECK(r.at("run_info").at("gpu_executions").get<int>() == 1);
+    double loaded = -1, idle = -1;
+    for (const auto& g : r.at("resources").at("gpu")) {
+      if (g.at("role") != "prefill") continue;
+      const double busy = g.at("busy_s").get<double>();
+      if (g.at("node") == 0 && g.at("gpu") == 0) {
+        loaded = busy;
+      } else if (std::string(dp) == "0" || g.at("node") == 0) {  // the groups of 8: node 1 has no pass
+        if (idle < 0) idle = busy;
+        CHECK(busy == Approx(idle).epsilon(1e-12));
+      }
+    }
+    CHECK(idle > 0);
+    CHECK(loaded > 10 * idle);
+  }
+}
