@@ -335,14 +335,17 @@ void DecodeService::catch_up_exchange(DecodeGroupState& g, double bytes, double 
   g.exchange_owed += bytes;
   // A congested CNIC held a node's exchange back: the group's steps end when every node has caught up,
   // waiting each time for the rest at the rate the flow last had (at first, its pace).
+  // Every node's bytes are read in one simcall, then again after each wait.
+  std::vector<double>& sent = g.exchange_sent;
+  c_.transport.sent(g.exchange, sent);
   for (size_t i = 0; i < g.exchange.size(); ++i) {
-    double sent = c_.transport.sent(g.exchange[i]), r = rate;
-    while (g.exchange_owed - sent > std::max(1.0, 1e-9 * bytes) && !c_.run.finished()) {
+    double r = rate;
+    while (g.exchange_owed - sent[i] > std::max(1.0, 1e-9 * bytes) && !c_.run.finished()) {
       const double t = now();
-      timed_sleep(c_, (g.exchange_owed - sent) / r);
-      const double before = sent;
-      sent = c_.transport.sent(g.exchange[i]);
-      if (sent > before && now() > t) r = (sent - before) / (now() - t);
+      timed_sleep(c_, (g.exchange_owed - sent[i]) / r);
+      const double before = sent[i];
+      c_.transport.sent(g.exchange, sent);
+      if (sent[i] > before && now() > t) r = (sent[i] - before) / (now() - t);
     }
   }
 }

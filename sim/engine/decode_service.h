@@ -68,6 +68,7 @@ struct DecodeGroupState {
   std::vector<int> nodes;                              // the nodes its DEs are on
   std::vector<transport::Transport::Handle> exchange;  // per node, the exchange flow while the group decodes
   double exchange_size = 0, exchange_owed = 0;         // their size; the bytes each owes for the steps so far
+  std::vector<double> exchange_sent;                   // scratch: the bytes each has sent
   simgrid::s4u::ConditionVariablePtr cv;
 };
 

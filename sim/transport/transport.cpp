@@ -147,17 +147,29 @@ double Transport::cancel(Handle handle) {
   return sent;
 }
 
-double Transport::sent(Handle handle) {
-  Flow& f = flows_[handle];
+double Transport::sent_in_kernel(Flow& f) {
   if (!f.comm) return f.size;
   const double done = f.size - f.comm->get_remaining();
   report(f, done);
   return done;
 }
 
+double Transport::sent(Handle handle) {
+  return simgrid::kernel::actor::simcall_answered([&]() { return sent_in_kernel(flows_[handle]); });
+}
+
+void Transport::sent(const std::vector<Handle>& handles, std::vector<double>& out) {
+  out.resize(handles.size());
+  simgrid::kernel::actor::simcall_answered([&]() {
+    for (size_t i = 0; i < handles.size(); ++i) out[i] = sent_in_kernel(flows_[handles[i]]);
+  });
+}
+
 void Transport::settle() {
-  for (auto& f : flows_)
-    if (f.comm) report(f, f.size - f.comm->get_remaining());
+  simgrid::kernel::actor::simcall_answered([&]() {
+    for (auto& f : flows_)
+      if (f.comm) sent_in_kernel(f);
+  });
 }
 
 }  // namespace sim::transport

@@ -56,12 +56,15 @@ class Transport {
   double cancel(Handle handle);
   // The bytes a transfer in flight has sent so far (reported to the observer).
   double sent(Handle handle);
+  // The same for several transfers, read in one simcall: out[i] for handles[i].
+  void sent(const std::vector<Handle>& handles, std::vector<double>& out);
   // start() + wait().
   Status send(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
               TrafficClass c = TrafficClass::kKv) {
     return wait(start(from, to, bytes, c));
   }
-  // Reports the progress of every transfer in flight to the observer (from SimGrid's remaining bytes).
+  // Reports the progress of every transfer in flight to the observer (from SimGrid's remaining bytes), read
+  // in one simcall.
   void settle();
 
   size_t in_flight() const { return flows_.size() - free_.size(); }
@@ -85,6 +88,10 @@ class Transport {
   const std::vector<int>& route(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
   simgrid::s4u::Host* endpoint(simgrid::s4u::Host* host, TrafficClass c) const;
   void report(Flow& f, double done);
+  // f's bytes sent so far, reported. REQUIRES: in SimGrid's kernel (inside a simcall), so that reading the
+  // comm's remaining bytes is a plain call, not a simcall of its own (a simcall is a switch to SimGrid's
+  // kernel and back: reading a thousand transfers one simcall each cost a thousand switches).
+  double sent_in_kernel(Flow& f);
 
   const platform::PlatformHandles& h_;
   TransferObserver* observer_ = nullptr;
