@@ -1,6 +1,7 @@
 // `dpsim bench [SCENARIO|DIR]... [--out FILE]` (what `make bench` runs): runs each scenario as a child
 // `dpsim run` and reports simulator speed: agent-turns per wall-second, simulated seconds per wall-second,
-// SimGrid activities per second and at peak in flight, and the child's peak RSS. Writes a JSON atomically.
+// SimGrid activities per turn and at peak in flight, and the child's CPU seconds and peak RSS. Writes a JSON
+// atomically.
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -25,6 +26,7 @@ namespace {
 struct Child {
   int status = -1;
   double max_rss_bytes = 0;
+  double cpu_s = 0;  // user + system
 };
 
 // Runs argv[0] with `args`, waits, returns its status and peak RSS (from wait4's rusage).
@@ -39,7 +41,10 @@ Child run_child(const std::vector<std::string>& args) {
     _exit(127);
   }
   struct rusage ru {};
-  if (pid > 0 && wait4(pid, &c.status, 0, &ru) == pid) c.max_rss_bytes = ru.ru_maxrss * 1024.0;
+  if (pid > 0 && wait4(pid, &c.status, 0, &ru) == pid) {
+    c.max_rss_bytes = ru.ru_maxrss * 1024.0;
+    c.cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  }
   return c;
 }
 
@@ -74,8 +79,9 @@ void add_bench_command(CLI::App& app, int* exit_code) {
     std::error_code ec;
     const std::string self = fs::read_symlink("/proc/self/exe", ec).string();
     nlohmann::json report = nlohmann::json::array();
-    std::printf("%-34s %9s %10s %10s %11s %11s %9s %9s %10s\n", "scenario", "wall s", "turns", "turns/s",
-                "sim-s/wall", "activ./s", "peak act", "RSS MiB", "JCT s");
+    std::printf("%-34s %8s %8s %9s %9s %8s %10s %8s %9s %8s %8s %9s\n", "scenario", "wall s", "CPU s",
+                "turns", "turns/s", "us/turn", "sim-s/wall", "act/turn", "act/s", "peak act", "RSS MiB",
+                "JCT s");
     for (const auto& file : expand(inputs)) {
       const std::string res = "out/bench/" + fs::path(file).stem().string() + ".json";
       std::vector<std::string> args = {self,    "run", file,    "--quiet",
@@ -91,21 +97,26 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       std::ifstream in(res);
       const nlohmann::json r = nlohmann::json::parse(in);
       const auto& ri = r["run_info"];
+      const double turns = r["summary"]["turns_completed"].get<double>();
+      const double wall = ri["wall_s"].get<double>();
+      const double per_turn = turns > 0 ? ri["activities"].get<double>() / turns : 0;
       nlohmann::json row = {{"scenario", file},
-                            {"wall_s", ri["wall_s"]},
+                            {"wall_s", wall},
+                            {"cpu_s", c.cpu_s},
                             {"turns", r["summary"]["turns_completed"]},
                             {"turns_per_wall_s", ri["turns_per_wall_s"]},
+                            {"wall_us_per_turn", turns > 0 ? 1e6 * wall / turns : 0},
                             {"sim_s_per_wall_s", ri["sim_s_per_wall_s"]},
+                            {"activities_per_turn", per_turn},
                             {"activities_per_wall_s", ri["activities_per_wall_s"]},
                             {"peak_activities_in_flight", ri["peak_activities_in_flight"]},
                             {"peak_rss_bytes", c.max_rss_bytes},
                             {"jct_s", r["summary"]["jct_s"]}};
       report.push_back(row);
-      std::printf("%-34s %9.1f %10lld %10.0f %11.1f %11.0f %9lld %9.0f %10.1f\n",
-                  fs::path(file).stem().string().c_str(), ri["wall_s"].get<double>(),
-                  static_cast<long long>(r["summary"]["turns_completed"].get<int64_t>()),
-                  ri["turns_per_wall_s"].get<double>(), ri["sim_s_per_wall_s"].get<double>(),
-                  ri["activities_per_wall_s"].get<double>(),
+      std::printf("%-34s %8.1f %8.1f %9.0f %9.0f %8.1f %10.1f %8.2f %9.0f %8lld %8.0f %9.1f\n",
+                  fs::path(file).stem().string().c_str(), wall, c.cpu_s, turns,
+                  ri["turns_per_wall_s"].get<double>(), turns > 0 ? 1e6 * wall / turns : 0,
+                  ri["sim_s_per_wall_s"].get<double>(), per_turn, ri["activities_per_wall_s"].get<double>(),
                   static_cast<long long>(ri["peak_activities_in_flight"].get<int64_t>()),
                   c.max_rss_bytes / 1048576.0, r["summary"]["jct_s"].get<double>());
       std::fflush(stdout);
