@@ -21,10 +21,11 @@ class GpuCompute {
   // The GPUs of a lock-step group (a prefill pass's DP group) run work[i] FLOPs each, together, and the
   // group goes on when the last is done. One execution stands for them all: it runs on the GPU whose work
   // takes longest (its work over its speed) and ends when that GPU would; each GPU's busy time, its own
-  // work over its speed, is added to busy_s[i]. One execution per group, not one per GPU: an actor's
-  // executions sit in a SimGrid list that every one of its transfers' ends walks, so a pass over hundreds
-  // of GPUs with hundreds of transfers cost time quadratic in the group's size. Limitation: a speed
-  // profile on any GPU other than the slowest would not stretch the pass (none is used; sim/README.md).
+  // work over its speed, is added to busy_s[i]. One execution per group, not one per GPU: SimGrid 3.32
+  // keeps executions in its activity lists (the starting actor's, or the kernel's own when started inside
+  // a simcall), and every transfer's end walks such a list, so a pass's executions over hundreds of GPUs
+  // cost every transfer of the run a walk over them. Limitation: a speed profile on any GPU other than
+  // the slowest would not stretch the pass (none is used; sim/README.md).
   // REQUIRES: the three have the same size.
   void run(const std::vector<simgrid::s4u::Host*>& hosts, const std::vector<double>& work,
            std::vector<double>& busy_s);
