@@ -100,12 +100,13 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       const double turns = r["summary"]["turns_completed"].get<double>();
       const double wall = ri["wall_s"].get<double>();
       const double per_turn = turns > 0 ? ri["activities"].get<double>() / turns : 0;
+      const double us_per_turn = turns > 0 ? 1e6 * wall / turns : 0;
       nlohmann::json row = {{"scenario", file},
                             {"wall_s", wall},
                             {"cpu_s", c.cpu_s},
                             {"turns", r["summary"]["turns_completed"]},
                             {"turns_per_wall_s", ri["turns_per_wall_s"]},
-                            {"wall_us_per_turn", turns > 0 ? 1e6 * wall / turns : 0},
+                            {"wall_us_per_turn", us_per_turn},
                             {"sim_s_per_wall_s", ri["sim_s_per_wall_s"]},
                             {"activities_per_turn", per_turn},
                             {"activities_per_wall_s", ri["activities_per_wall_s"]},
@@ -115,8 +116,8 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       report.push_back(row);
       std::printf("%-34s %8.1f %8.1f %9.0f %9.0f %8.1f %10.1f %8.2f %9.0f %8lld %8.0f %9.1f\n",
                   fs::path(file).stem().string().c_str(), wall, c.cpu_s, turns,
-                  ri["turns_per_wall_s"].get<double>(), turns > 0 ? 1e6 * wall / turns : 0,
-                  ri["sim_s_per_wall_s"].get<double>(), per_turn, ri["activities_per_wall_s"].get<double>(),
+                  ri["turns_per_wall_s"].get<double>(), us_per_turn, ri["sim_s_per_wall_s"].get<double>(),
+                  per_turn, ri["activities_per_wall_s"].get<double>(),
                   static_cast<long long>(ri["peak_activities_in_flight"].get<int64_t>()),
                   c.max_rss_bytes / 1048576.0, r["summary"]["jct_s"].get<double>());
       std::fflush(stdout);

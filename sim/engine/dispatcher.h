@@ -35,9 +35,9 @@ class Dispatcher {
     reader_ = reader;
     prefill_ = prefill;
   }
-  // Spawns the group fetchers of a queued scheduler (daemons on their groups' first node).
   // The actors start() spawns: the group fetchers of a queued scheduler.
   size_t actors() const;
+  // Spawns the group fetchers of a queued scheduler (daemons on their groups' first node).
   void start();
   void wake_all();
 

@@ -19,9 +19,9 @@ class ReaderService {
  public:
   explicit ReaderService(EngineContext& ctx);
   void connect(PrefillService* prefill) { prefill_ = prefill; }
-  // Spawns the read lanes.
   // The actors start() spawns: sim.read_depth lanes per node.
   size_t actors() const { return queues_.size() * static_cast<size_t>(c_.sc.sim.read_depth); }
+  // Spawns the read lanes.
   void start();
 
   // Queues the request's storage reads: its pe_fraction of the hit through its PE's node, the rest

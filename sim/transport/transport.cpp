@@ -134,14 +134,12 @@ Status Transport::wait(Handle handle) {
 }
 
 double Transport::cancel(Handle handle) {
+  // Reading the bytes sent and cancelling are simcalls, during which other actors may start transfers and
+  // grow flows_: no reference into it is held across them.
+  const double sent = this->sent(handle);  // reported
+  if (flows_[handle].comm) flows_[handle].comm->cancel();
   Flow& f = flows_[handle];
-  double sent = f.size;
-  if (f.comm) {
-    sent = f.size - f.comm->get_remaining();
-    f.comm->cancel();
-    report(f, sent);
-    if (observer_ != nullptr && f.size - sent > 0) observer_->on_cancel(*f.route, f.size - sent, f.cls);
-  }
+  if (observer_ != nullptr && f.size - sent > 0) observer_->on_cancel(*f.route, f.size - sent, f.cls);
   f.comm = nullptr;
   free_.push_back(handle);
   return sent;
