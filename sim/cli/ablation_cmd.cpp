@@ -127,6 +127,7 @@ void add_ablation_command(CLI::App& app, int* exit_code) {
         if (jobs > 1) set("sim.progress=false");  // interleaved progress lines are noise
         for (const auto& s : ablation_steps()[i].sets) set(s);
         set(kNoTimeline);
+        set(kNoRequests);
         children.push_back(std::move(c));
       }
     }

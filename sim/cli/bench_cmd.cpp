@@ -87,7 +87,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       std::vector<std::string> args = {self,    "run", file,    "--quiet",
                                        "--out", res,   "--set", "sim.progress=false"};
       for (const auto& s : sets) args.insert(args.end(), {"--set", s});
-      args.insert(args.end(), {"--set", kNoTimeline});
+      args.insert(args.end(), {"--set", kNoTimeline, "--set", kNoRequests});
       const Child c = run_child(args);
       if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
         std::fprintf(stderr, "dpsim: bench: %s failed (status %d)\n", file.c_str(), c.status);

@@ -55,7 +55,7 @@ struct Search {
         shell_quote(self_exe()) + " run " + shell_quote(scenario) + " --quiet --out " + shell_quote(out);
     for (const auto& s : sets) cmd += " --set " + shell_quote(s);
     cmd += " --set " + shell_quote(fmt::format("workload.aps={:.17g}", aps)) + " --set sim.progress=false" +
-           " --set " + kNoTimeline;
+           " --set " + kNoTimeline + " --set " + kNoRequests;
     if (std::system(cmd.c_str()) != 0) {
       error = "a run failed: " + cmd;
       return false;

@@ -155,7 +155,7 @@ class Checker {
     Variant v;
     v.args = {self_exe(), "run", scenario, "--quiet", "--set", "sim.progress=false"};
     for (const auto& s : sets) v.args.insert(v.args.end(), {"--set", s});
-    v.args.insert(v.args.end(), {"--set", kNoTimeline});
+    v.args.insert(v.args.end(), {"--set", kNoTimeline, "--set", kNoRequests});
     return add(std::move(v));
   }
 

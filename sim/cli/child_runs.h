@@ -13,9 +13,11 @@ std::string self_exe();
 // `s` single-quoted for /bin/sh.
 std::string shell_quote(const std::string& s);
 
-// An override every child `dpsim run` of a many-run command gets last: no timeline (outputs.timeline names
-// one file, which the runs would overwrite in turn; run the point of interest alone to get one).
+// The overrides every child `dpsim run` of a many-run command gets last: no timeline and no per-turn records
+// (outputs.timeline and outputs.requests name one file each, which the runs would overwrite in turn; run the
+// point of interest alone to get them).
 inline constexpr const char* kNoTimeline = "outputs.timeline=";
+inline constexpr const char* kNoRequests = "outputs.requests=";
 
 // One command line for a shell (each argument quoted when needed).
 std::string shell_line(const std::vector<std::string>& args);

@@ -57,7 +57,7 @@ void add_demo_command(CLI::App& app, int* exit_code) {
           shell_quote(self_exe()) + " run " + shell_quote(path) + " --quiet --out " + shell_quote(out);
       for (const auto& s : sets) cmdline += " --set " + shell_quote(s);
       for (const auto& s : extra) cmdline += " --set " + shell_quote(s);
-      cmdline += " --set " + shell_quote(kNoTimeline);
+      cmdline += " --set " + shell_quote(kNoTimeline) + " --set " + shell_quote(kNoRequests);
       std::fprintf(stderr, "running %s ...\n", name.c_str());
       if (std::system(cmdline.c_str()) != 0) {
         std::fprintf(stderr, "dpsim: the %s run failed: %s\n", name.c_str(), cmdline.c_str());

@@ -210,7 +210,7 @@ int run_props(const PropsArgs& a) {
                                      "--set",
                                      "sim.progress=false"};
     for (const auto& s : p->sets) args.insert(args.end(), {"--set", s});
-    args.insert(args.end(), {"--set", kNoTimeline});
+    args.insert(args.end(), {"--set", kNoTimeline, "--set", kNoRequests});
     // Resume: a run whose command and dpsim build are unchanged and that finished before is not run
     // again. Its record (<stem>.run) holds its exit code, then the build and the command.
     const auto run_file = config::read_text_file(stem + ".run", "a run record");

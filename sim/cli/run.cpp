@@ -17,6 +17,7 @@
 #include "sim/engine/interrupt.h"
 #include "sim/engine/sg_compat.h"
 #include "sim/metrics/link_stats.h"
+#include "sim/metrics/request_log.h"
 #include "sim/metrics/results.h"
 #include "sim/metrics/timeline.h"
 #include "sim/platform/builder.h"
@@ -237,19 +238,36 @@ StatusOr<Workload> build_workload(const config::ScenarioConfig& sc) {
   return w;
 }
 
-// summary.slo, slo_attainment (the fraction of completed turns with TTFT <= slo.ttft_s and, when they
-// generate more than one token, TPOT <= slo.tpot_s) and meets_slo (not stopped by the TTFT rule, and the
-// slo.statistic of TTFT and of TPOT within the bounds; false when no turn completed).
-void slo_summary(const config::SloConfig& slo, const engine::Recorder& rec, const std::string& stopped_by,
-                 nlohmann::json& s) {
+// summary.slo, slo_attainment and meets_slo, over the turns judged: online, those whose first token came
+// after the warm-up's end `warmup_end_s` (every turn when the run ended before the warm-up did, -1, and
+// offline). slo_attainment: the fraction of them with TTFT <= slo.ttft_s and, when they generate more than
+// one token, TPOT <= slo.tpot_s. meets_slo: not stopped by the TTFT rule, and the slo.statistic of their TTFT
+// and of their TPOT within the bounds (false when no turn is judged). scenarios/README.md, "slo".
+void slo_summary(const config::ScenarioConfig& sc, const engine::Recorder& rec, const std::string& stopped_by,
+                 double warmup_end_s, nlohmann::json& s) {
+  const config::SloConfig& slo = sc.slo;
+  const bool online = sc.workload.mode == "online";
+  const double from = online && warmup_end_s >= 0 ? warmup_end_s : -1.0;
+  std::vector<double> ttft, tpot;
   int64_t ok = 0;
-  for (const auto& t : rec.turns)
+  for (const auto& t : rec.turns) {
+    if (!(t.t_first > from)) continue;
+    ttft.push_back(t.ttft);
+    if (t.tpot >= 0) tpot.push_back(t.tpot);
     if (t.ttft <= slo.ttft_s && (t.tpot < 0 || t.tpot <= slo.tpot_s)) ok++;
-  s["slo"] = {{"ttft_s", slo.ttft_s}, {"tpot_s", slo.tpot_s}, {"statistic", slo.statistic}};
-  s["slo_attainment"] = rec.turns.empty() ? 0.0 : static_cast<double>(ok) / rec.turns.size();
-  const double ttft = s["ttft_s"][slo.statistic].get<double>();
-  const double tpot = s["tpot_s"][slo.statistic].get<double>();
-  s["meets_slo"] = !rec.turns.empty() && stopped_by != "ttft_slo" && ttft <= slo.ttft_s && tpot <= slo.tpot_s;
+  }
+  const nlohmann::json ttft_d = metrics::distribution(ttft), tpot_d = metrics::distribution(tpot);
+  const double ttft_v = ttft_d[slo.statistic].get<double>(), tpot_v = tpot_d[slo.statistic].get<double>();
+  s["slo"] = {{"ttft_s", slo.ttft_s},
+              {"tpot_s", slo.tpot_s},
+              {"statistic", slo.statistic},
+              {"warmup_s", slo.warmup_s < 0 ? nlohmann::json("auto") : nlohmann::json(slo.warmup_s)},
+              {"warmup_end_s", online && warmup_end_s >= 0 ? nlohmann::json(warmup_end_s) : nlohmann::json()},
+              {"turns_judged", ttft.size()},
+              {"ttft_judged_s", ttft.empty() ? nlohmann::json() : nlohmann::json(ttft_v)},
+              {"tpot_judged_s", tpot.empty() ? nlohmann::json() : nlohmann::json(tpot_v)}};
+  s["slo_attainment"] = ttft.empty() ? 0.0 : static_cast<double>(ok) / ttft.size();
+  s["meets_slo"] = !ttft.empty() && stopped_by != "ttft_slo" && ttft_v <= slo.ttft_s && tpot_v <= slo.tpot_s;
 }
 
 // outputs.timeline: the trace recorder, or null when off. timeline_request_sample 0 (auto) records every
@@ -281,6 +299,13 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
     const std::string err = probe_writable(sc.outputs.timeline);
     if (!err.empty()) return Status::error(fmt::format("{}: outputs.timeline: {}", sc.file, err));
   }
+  // outputs.requests: opened now, so that an unwritable path fails before the run; committed after it.
+  std::unique_ptr<metrics::RequestLog> request_log;
+  if (!sc.outputs.requests.empty()) {
+    auto log = metrics::RequestLog::open(sc.outputs.requests);
+    if (!log) return Status::error(fmt::format("{}: outputs.requests: {}", sc.file, log.status().message()));
+    request_log = std::move(*log);
+  }
   // Workload.
   auto wl = build_workload(sc);
   if (!wl) return wl.status();
@@ -311,7 +336,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
       make_timeline(sc, static_cast<int>(wl->replay.empty() ? agents.size() : wl->replay.size()), h);
   if (timeline) links.set_timeline(timeline.get());
   engine::Cluster cluster(sc, h, agents, std::move(*scheduler), std::move(*read_path), rec, transport,
-                          timeline.get());
+                          timeline.get(), request_log.get());
   if (!wl->replay.empty()) {
     cluster.driver().set_replay(std::move(wl->replay));
   } else if (sc.workload.mode == "online") {
@@ -362,7 +387,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   s["kv_bytes_per_token"] = cluster.kv_bytes_per_token();
   s["hit_rate"] = rec.prompt_tokens > 0 ? (rec.prompt_tokens - rec.miss_tokens) / rec.prompt_tokens : 0.0;
   s.update(metrics::latency_summary(rec));
-  slo_summary(sc.slo, rec, cluster.run().stopped_by(), s);
+  slo_summary(sc, rec, cluster.run().stopped_by(), cluster.stop_rules().warmup_end_s(), s);
 
   nlohmann::json resources = nlohmann::json::object();
   const char* kGpu = platform::name(platform::ResourceClass::kGpu);
@@ -431,6 +456,11 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
                      {"events", timeline->size()},
                      {"truncated", timeline->truncated()},
                      {"dropped_events", timeline->dropped()}};
+  }
+  if (request_log) {  // outputs.requests: the records, and where they went
+    const std::string err = request_log->commit();
+    if (!err.empty()) return Status::error(fmt::format("{}: outputs.requests: {}", sc.file, err));
+    j["requests"] = {{"path", sc.outputs.requests}, {"records", request_log->records()}};
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const double activities =

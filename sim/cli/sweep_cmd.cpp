@@ -171,7 +171,7 @@ int run_sweep(const SweepArgs& a) {
     args.insert(args.end(), {"--set", fmt::format("cluster.prefill_nodes={}", p.pd.p), "--set",
                              fmt::format("cluster.decode_nodes={}", p.pd.d)});
     for (const auto& [k, v] : p.sets) args.insert(args.end(), {"--set", k + "=" + v});
-    args.insert(args.end(), {"--set", kNoTimeline});
+    args.insert(args.end(), {"--set", kNoTimeline, "--set", kNoRequests});
     lines += shell_line(args) + "\n";
     if (result_file_complete(out)) continue;  // resume: a finished point is not rerun
     todo.push_back({args, dir + "/points/" + p.name + ".log"});

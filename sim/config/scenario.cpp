@@ -10,6 +10,7 @@
 #include "sim/config/json_util.h"
 #include "sim/core/paths.h"
 #include "sim/cost/compute_model.h"
+#include "sim/metrics/request_log.h"
 #include "sim/policy/names.h"
 
 namespace sim::config {
@@ -85,6 +86,14 @@ void read_slo(JsonReader& r, SloConfig& s) {
   s.ttft_s = r.positive("ttft_s", def.ttft_s);
   s.tpot_s = r.positive("tpot_s", def.tpot_s);
   s.statistic = r.one_of("statistic", def.statistic, {"mean", "p50", "p90", "p99"});
+  const nlohmann::json* w = r.raw("warmup_s");
+  if (w == nullptr || (w->is_string() && *w == "auto")) {
+    s.warmup_s = SloConfig::kAutoWarmup;
+  } else if (!w->is_number() || !(w->get<double>() >= 0) || w->get<double>() > kMaxNumber) {
+    r.fail("warmup_s", "\"auto\" or a number >= 0 (seconds)", w);
+  } else {
+    s.warmup_s = w->get<double>();
+  }
 }
 
 void read_policy(JsonReader& r, PolicyConfig& p) {
@@ -122,6 +131,10 @@ void read_outputs(JsonReader& r, OutputConfig& o) {
   o.timeseries_interval_s = r.non_negative("timeseries_interval_s", def.timeseries_interval_s);
   o.window_s = r.positive("window_s", def.window_s);
   o.timeline = r.string("timeline", def.timeline);
+  o.requests = r.string("requests", def.requests);
+  if (r.ok() && !o.requests.empty())
+    if (auto f = metrics::RequestLog::format_of(o.requests); !f)
+      r.fail("requests", "a file name ending in .csv or .jsonl", r.raw("requests"));
   o.timeline_start_s = r.non_negative("timeline_start_s", def.timeline_start_s);
   o.timeline_end_s = r.positive("timeline_end_s", def.timeline_end_s);
   if (r.ok() && o.timeline_end_s <= o.timeline_start_s)
@@ -311,7 +324,10 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                      {"steady_lag_s", w.online.steady_lag_s},
                      {"steady_tolerance", w.online.steady_tolerance},
                      {"check_interval_s", w.online.check_interval_s}}}};
-  j["slo"] = {{"ttft_s", sc.slo.ttft_s}, {"tpot_s", sc.slo.tpot_s}, {"statistic", sc.slo.statistic}};
+  j["slo"] = {{"ttft_s", sc.slo.ttft_s},
+              {"tpot_s", sc.slo.tpot_s},
+              {"statistic", sc.slo.statistic},
+              {"warmup_s", sc.slo.warmup_s < 0 ? nlohmann::json("auto") : nlohmann::json(sc.slo.warmup_s)}};
   j["policy"] = {{"read_path", p.read_path},
                  {"scheduler", p.scheduler},
                  {"layerwise", p.layerwise},
@@ -333,6 +349,7 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                   {"timeseries_interval_s", sc.outputs.timeseries_interval_s},
                   {"window_s", sc.outputs.window_s},
                   {"timeline", sc.outputs.timeline},
+                  {"requests", sc.outputs.requests},
                   {"timeline_start_s", sc.outputs.timeline_start_s},
                   {"timeline_end_s", sc.outputs.timeline_end_s},
                   {"timeline_max_events", sc.outputs.timeline_max_events},

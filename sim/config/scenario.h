@@ -61,6 +61,11 @@ struct SloConfig {
   double ttft_s = 4.0;
   double tpot_s = 0.05;
   std::string statistic = "mean";  // mean | p50 | p90 | p99
+  // Online: the turns judged are those whose first token came after the warm-up, and the TTFT stop rule
+  // waits for it (scenarios/README.md, "slo"). kAutoWarmup: it ends at the first check at which the
+  // agents' first turns are at most twice their steady-state share of the turns in the SLO window.
+  static constexpr double kAutoWarmup = -1;
+  double warmup_s = kAutoWarmup;
 };
 
 struct PolicyConfig {
@@ -99,6 +104,8 @@ struct OutputConfig {
   // Chrome trace-event timeline (sim/metrics/timeline.h), written as is (relative to the working
   // directory, like `results`); "" = off.
   std::string timeline;
+  // Per-turn records (sim/metrics/request_log.h): a .csv or .jsonl path, written as is; "" = off.
+  std::string requests;
   double timeline_start_s = 0;           // simulated window recorded, s
   double timeline_end_s = 600;           // > timeline_start_s
   int64_t timeline_max_events = 200000;  // cap on events; the file says "truncated" when it is reached

@@ -7,6 +7,7 @@
 #include "sim/core/check.h"
 #include "sim/engine/dispatcher.h"
 #include "sim/engine/sg_compat.h"
+#include "sim/metrics/request_log.h"
 #include "sim/metrics/timeline.h"
 
 namespace sim::control {
@@ -21,11 +22,20 @@ constexpr double kDueSlackS = 1e-12;
 double TtftLog::windowed_mean(double now, double window_s, int min_turns) const {
   double sum = waiting * now - waiting_issue_sum;
   int count = waiting;
-  for (auto it = first_tokens.rbegin(); it != first_tokens.rend() && it->first > now - window_s; ++it) {
-    sum += it->second;
+  for (auto it = first_tokens.rbegin(); it != first_tokens.rend() && it->t > now - window_s; ++it) {
+    sum += it->ttft;
     count++;
   }
   return count >= std::max(1, min_turns) ? std::max(0.0, sum / count) : -1.0;
+}
+
+std::pair<int, int> TtftLog::window_counts(double now, double window_s) const {
+  int all = 0, first = 0;
+  for (auto it = first_tokens.rbegin(); it != first_tokens.rend() && it->t > now - window_s; ++it) {
+    all++;
+    first += it->first_turn ? 1 : 0;
+  }
+  return {all, first};
 }
 
 Driver::Driver(engine::EngineContext& ctx, const std::vector<workload::Agent>& agents,
@@ -63,6 +73,10 @@ int Driver::num_turns(int agent) const {
 }
 
 void Driver::start() {
+  const int n = num_agents();
+  double turns = 0;
+  for (int a = 0; a < n; ++a) turns += num_turns(a);
+  ttft_.mean_turns = n > 0 ? turns / n : 1.0;
   engine::spawn("driver", c_.h.control, [this]() { loop(); });
 }
 
@@ -138,12 +152,43 @@ void Driver::first_token(engine::RequestId id) {
   const double t_first = engine::now();
   ttft_.waiting--;
   ttft_.waiting_issue_sum -= r.t_issue;
-  if (online_) ttft_.first_tokens.emplace_back(t_first, static_cast<float>(t_first - r.t_issue));
+  if (online_) ttft_.first_tokens.push_back({t_first, static_cast<float>(t_first - r.t_issue), r.turn == 0});
   if (c_.timeline != nullptr && c_.timeline->sampled_agent(r.agent)) {
     metrics::TurnTimes t = metrics::turn_times(r);
     t.first = t_first;
     c_.timeline->turn_first_token(t);
   }
+}
+
+void Driver::record(const engine::Request& r, const engine::TurnSample& s, double t_done) {
+  metrics::TurnRecord t;
+  t.agent = r.agent;
+  t.turn = r.turn;
+  t.issue = r.t_issue;
+  t.read_start = r.t_read_start;
+  t.read_end = r.t_read_end;
+  t.kv_ready = r.t_ready;
+  t.prefill_start = r.t_prefill_start;
+  t.first_token = r.t_first;
+  t.second_token = r.gen > 1 ? r.t_second : -1;
+  t.done = t_done;
+  t.ttft = r.t_first - r.t_issue;
+  t.tpot = s.tpot;
+  t.hit = r.hit;
+  t.miss = r.miss;
+  t.gen = r.gen;
+  t.read_path = r.hit <= 0                                     ? "none"
+                : r.kv_transport == engine::KvTransport::kFree ? "free"
+                : r.pe_fraction >= 1                           ? "pe"
+                : r.pe_fraction <= 0                           ? "de"
+                                                               : "split";
+  t.pe = r.pe;
+  t.pe_node = c_.loads.pe_node(r.pe);
+  t.de = r.de;
+  t.de_node = c_.loads.de_node(r.de);
+  t.pe_read_bytes = engine::wire_bytes(r, r.pe_fraction * r.hit * c_.kv_token);
+  t.de_read_bytes = engine::wire_bytes(r, (1 - r.pe_fraction) * r.hit * c_.kv_token);
+  c_.request_log->write(t);
 }
 
 void Driver::turn_done(engine::RequestId id, double t_done) {
@@ -154,6 +199,7 @@ void Driver::turn_done(engine::RequestId id, double t_done) {
     c_.timeline->turn_done(t);
   }
   engine::TurnSample s;
+  s.t_first = static_cast<float>(r.t_first);
   s.ttft = static_cast<float>(r.t_first - r.t_issue);
   if (r.gen > 1) {
     // TTST: the gap from the first token to the second (the prefill-to-decode handoff: HBM allocation,
@@ -168,6 +214,7 @@ void Driver::turn_done(engine::RequestId id, double t_done) {
   s.queue = static_cast<float>(std::max(0.0, r.t_ready - r.t_issue - r.read_s));
   s.prefill = static_cast<float>(r.t_first - r.t_ready);
   c_.rec.turns.push_back(s);
+  if (c_.request_log != nullptr) record(r, s, t_done);
   c_.rec.turns_completed++;
   c_.rec.prompt_tokens += r.hit + r.miss;
   c_.rec.miss_tokens += r.miss;

@@ -30,12 +30,20 @@ struct ReplayTurn {
 // First tokens over time, for the online stop rules: turns whose first token came, with their TTFT, and
 // the issued turns still waiting for theirs.
 struct TtftLog {
-  std::vector<std::pair<double, float>> first_tokens;  // (time of first token, TTFT), online only
-  int waiting = 0;                                     // issued turns without a first token
-  double waiting_issue_sum = 0;                        // the sum of their issue times
+  struct FirstToken {
+    double t;         // time of the first token
+    float ttft;       // its TTFT
+    bool first_turn;  // the agent's (or session's) first turn
+  };
+  std::vector<FirstToken> first_tokens;  // online only, in time order
+  double mean_turns = 1;                 // turns per agent (or session) of the workload, set at start
+  int waiting = 0;                       // issued turns without a first token
+  double waiting_issue_sum = 0;          // the sum of their issue times
   // Mean TTFT over (now - window, now]: turns whose first token came in it count their TTFT, turns still
   // waiting for their first token count their age. Returns -1 when fewer than min_turns turns count.
   double windowed_mean(double now, double window_s, int min_turns) const;
+  // Over the turns whose first token came in (now - window_s, now]: how many, and how many were first turns.
+  std::pair<int, int> window_counts(double now, double window_s) const;
 };
 
 class Driver : public engine::TurnEvents {
@@ -65,6 +73,8 @@ class Driver : public engine::TurnEvents {
   void loop();
   void issue(int agent);
   void release_at(double t, int agent);
+  // outputs.requests: the record of a turn that is done.
+  void record(const engine::Request& r, const engine::TurnSample& s, double t_done);
   int num_agents() const;
   int num_turns(int agent) const;
 

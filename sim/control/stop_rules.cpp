@@ -11,13 +11,24 @@ void StopRules::start(simgrid::s4u::Host* host) {
   engine::spawn_daemon("online-monitor", host, [this]() { loop(); });
 }
 
+bool StopRules::warmup_over(double now) const {
+  const config::SloConfig& slo = sc_.slo;
+  if (slo.warmup_s >= 0) return now >= slo.warmup_s - 1e-9;
+  const config::OnlineConfig& o = sc_.workload.online;
+  const auto [turns, first_turns] = log_.window_counts(now, o.slo_window_s);
+  if (turns < std::max(1, o.slo_min_turns)) return false;
+  // At steady state every agent that arrives gives one first turn per mean_turns turns.
+  return first_turns <= kWarmupShareFactor * turns / std::max(1.0, log_.mean_turns);
+}
+
 void StopRules::loop() {
   const config::OnlineConfig& o = sc_.workload.online;
   while (!run_.finished()) {
     engine::sleep_for(o.check_interval_s);
     if (run_.finished()) return;
     const double now = engine::now();
-    if (o.stop_on_slo) {
+    if (warmup_end_s_ < 0 && warmup_over(now)) warmup_end_s_ = sc_.slo.warmup_s >= 0 ? sc_.slo.warmup_s : now;
+    if (o.stop_on_slo && warmup_end_s_ >= 0) {
       const double m = log_.windowed_mean(now, o.slo_window_s, o.slo_min_turns);
       if (m > sc_.slo.ttft_s) {
         run_.stop("ttft_slo", now);

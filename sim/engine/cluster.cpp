@@ -26,7 +26,7 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
                  const std::vector<workload::Agent>& agents,
                  std::unique_ptr<policy::SchedulerPolicy> scheduler,
                  std::unique_ptr<policy::ReadPathPolicy> read_path, Recorder& recorder,
-                 transport::Transport& t, metrics::Timeline* timeline)
+                 transport::Transport& t, metrics::Timeline* timeline, metrics::RequestLog* request_log)
     : sizes_(sc, h),
       loads_(engine_nodes(h, platform::NodeRole::kPrefill), engine_nodes(h, platform::NodeRole::kDecode),
              static_cast<int>(h.nodes.size()), sizes_.de_hbm_kv),
@@ -47,7 +47,8 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
            recorder,
            sizes_.kv_token,
            sizes_.kv_token_layer,
-           timeline},
+           timeline,
+           request_log},
       reader_(ctx_),
       prefill_(ctx_),
       decode_(ctx_),

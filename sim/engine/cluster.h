@@ -32,7 +32,7 @@ class Cluster {
   Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandles& h,
           const std::vector<workload::Agent>& agents, std::unique_ptr<policy::SchedulerPolicy> scheduler,
           std::unique_ptr<policy::ReadPathPolicy> read_path, Recorder& recorder, transport::Transport& t,
-          metrics::Timeline* timeline);
+          metrics::Timeline* timeline, metrics::RequestLog* request_log);
 
   control::Driver& driver() { return driver_; }
   // Spawns every actor.
@@ -43,6 +43,7 @@ class Cluster {
   void finish() { decode_.finish(); }
 
   const control::RunControl& run() const { return run_; }
+  const control::StopRules& stop_rules() const { return stop_rules_; }
   const std::vector<PrefillEngineState>& pes() const { return prefill_.engines(); }
   const std::vector<DecodeEngineState>& des() const { return decode_.engines(); }
   const resources::BufferPool& buffers() const { return buffers_; }

@@ -15,6 +15,7 @@
 #include "sim/transport/transport.h"
 
 namespace sim::metrics {
+class RequestLog;
 class Timeline;
 }  // namespace sim::metrics
 
@@ -45,6 +46,7 @@ struct EngineContext {
   double kv_token = 0;        // KV bytes per token, all layers
   double kv_token_layer = 0;  // KV bytes per token per layer
   metrics::Timeline* timeline = nullptr;
+  metrics::RequestLog* request_log = nullptr;  // outputs.requests, or null
 };
 
 // Sleeps `seconds` of simulated time, counted as a timed activity (the watchdog's sign of progress).

@@ -70,6 +70,8 @@ void ReaderService::lane(int node) {
     SIM_CHECK(st.is_ok(), "storage read on node {}: {}", node, st.message());
     // The request is still in flight (its slot is not reused before its turn ends): its reference holds.
     q.read_s = std::max(q.read_s, now() - t0);
+    q.t_read_start = q.t_read_start < 0 ? t0 : std::min(q.t_read_start, t0);
+    q.t_read_end = std::max(q.t_read_end, now());
     c_.loads.read_queued(node, -bytes / c_.kv_token);
     c_.rec.hit_bytes_read += bytes;
     if (--q.reads_pending == 0) prefill_->ready(id);

@@ -8,6 +8,7 @@
 namespace sim::engine {
 
 struct TurnSample {
+  float t_first = 0;  // time of the first token (for the SLO's warm-up cut; float: ms-accurate to 1e4 s)
   float ttft = 0;     // first token - issue
   float ttst = -1;    // second token - first token (-1: one-token turn)
   float tpot = -1;    // (done - first) / (gen - 1) (-1: one-token turn)

@@ -40,7 +40,8 @@ struct Request {
   // Milestones.
   double t_issue = -1, t_ready = -1, t_prefill_start = -1, t_first = -1, t_decode_join = -1, t_second = -1,
          t_done = -1;
-  double read_s = 0;  // time spent in storage reads (longest side)
+  double read_s = 0;                          // time spent in storage reads (longest side)
+  double t_read_start = -1, t_read_end = -1;  // first storage read began, last one ended
 };
 
 // The bytes of `bytes` of the request's KV that go on the wire (and into buffers): all of them, or none on

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -71,8 +73,8 @@ struct PhaseTimes {
   double p0, R, P1;
 };
 PhaseTimes phase_times(const BreakdownCase& c) {
-  return {2 * c.miss0 * c.kv / c.C,                                 // 0.02 s
-          c.hit1 * c.kv / c.S,                                      // 0.5001 s
+  return {2 * c.miss0 * c.kv / c.C,                                // 0.02 s
+          c.hit1 * c.kv / c.S,                                     // 0.5001 s
           c.hit1 * c.kv / c.C + (c.hit1 + c.miss1) * c.kv / c.C};  // 0.022004 s
 }
 
@@ -154,21 +156,110 @@ TEST_CASE("TTFT breakdown: two reads sharing one SNIC -> each read takes twice a
   check_breakdown(run_breakdown(2), want);
 }
 
-TEST_CASE("Online: a TTFT SLO that cannot hold -> stopped_by ttft_slo, SLO not met", "[e2e]") {
+TEST_CASE("Online: a TTFT SLO that cannot hold -> stopped_by ttft_slo at the warm-up's end, SLO not met",
+          "[e2e]") {
   const auto r =
       e2e::run_dpsim(kOnline, {"workload.aps=50", "workload.online.stop_on_slo=true", "slo.ttft_s=0.01"});
   REQUIRE(r.exit_code == 0);
   CHECK(stopped_by(r.result) == "ttft_slo");
   CHECK_FALSE(r.result.at("complete").get<bool>());
   CHECK_FALSE(r.result.at("summary").at("meets_slo").get<bool>());
-  // The first check after 1 s of simulated time already sees the queue.
-  CHECK(num(r.result, "stopped_at_s") == Approx(1.0));
+  // The rule waits for the warm-up, then fires at its first check: every window violates 0.01 s.
+  const double warm = r.result.at("summary").at("slo").at("warmup_end_s").get<double>();
+  CHECK(warm > 1.0);
+  CHECK(num(r.result, "stopped_at_s") == Approx(warm));
+  // Without a warm-up, the first check after 1 s of simulated time already sees the queue.
+  const auto w0 = e2e::run_dpsim(
+      kOnline, {"workload.aps=50", "workload.online.stop_on_slo=true", "slo.ttft_s=0.01", "slo.warmup_s=0"});
+  REQUIRE(w0.exit_code == 0);
+  CHECK(stopped_by(w0.result) == "ttft_slo");
+  CHECK(num(w0.result, "stopped_at_s") == Approx(1.0));
   // The rule waits for slo_min_turns turns in its window: with more than the run ever holds, it never fires.
   const auto q = e2e::run_dpsim(kOnline, {"workload.aps=50", "workload.online.stop_on_slo=true",
                                           "slo.ttft_s=0.01", "workload.online.slo_min_turns=100000"});
   REQUIRE(q.exit_code == 0);
   CHECK(stopped_by(q.result) == "all_turns_done");
   CHECK_FALSE(q.result.at("summary").at("meets_slo").get<bool>());
+}
+
+// The SLO's warm-up (scenarios/README.md, "slo") on tests/e2e/cases/cold_start_4p1d.json: agents whose first
+// real round is a cold 60,000-token prefill (about 2 s of TTFT) and whose 59 further rounds are cheap
+// (about 0.2 s) after a 5 s tool call; SLO: mean TTFT <= 0.8 s, windows of 10 s holding >= 5 turns. At
+// 0.2 agents/s the first windows hold mostly cold rounds, the steady state almost none.
+namespace {
+
+const std::string kColdStart = e2e::case_file("cold_start_4p1d.json");
+
+// (count, mean TTFT) over the records of a CSV whose first token came after `after` (or at or before it,
+// when `before`).
+std::pair<int, double> ttft_of_records(const std::string& csv, double after, bool before) {
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);  // header: column 7 is first_token_s, 10 is ttft_s (tests/e2e/requests_test.cpp)
+  int n = 0;
+  double sum = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> c;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) c.push_back(cell);
+    const double first = std::stod(c.at(7));
+    if ((first > after) != before) {
+      n++;
+      sum += std::stod(c.at(10));
+    }
+  }
+  return {n, n ? sum / n : 0.0};
+}
+
+}  // namespace
+
+TEST_CASE("Online: a cold-start spike at a load that holds -> SLO met after the warm-up, not from t = 0",
+          "[e2e]") {
+  e2e::Scratch scratch;
+  const std::string csv = (scratch.dir / "turns.csv").string();
+  const auto r = e2e::run_ok(kColdStart, {"outputs.requests=" + csv});
+  const auto& s = r.at("summary");
+  const auto& slo = s.at("slo");
+  CHECK(stopped_by(r) == "all_turns_done");
+  CHECK(slo.at("warmup_s") == "auto");
+  const double warm = slo.at("warmup_end_s").get<double>();
+  CHECK(warm > 0);
+  CHECK(warm < 60);  // lifetimes are about 300 s: the warm-up ends long before the steady state
+  // The spike: the turns before the warm-up's end violate the SLO on average; those after meet it.
+  const auto [n_before, ttft_before] = ttft_of_records(csv, warm, true);
+  const auto [n_after, ttft_after] = ttft_of_records(csv, warm, false);
+  CHECK(n_before > 0);
+  CHECK(ttft_before > slo.at("ttft_s").get<double>());
+  CHECK(ttft_after < slo.at("ttft_s").get<double>());
+  // The judgement is over the records after the warm-up (an independent path: the records file).
+  CHECK(slo.at("turns_judged").get<int>() == n_after);
+  CHECK(slo.at("ttft_judged_s").get<double>() == Approx(ttft_after).epsilon(1e-6));
+  CHECK(s.at("meets_slo").get<bool>());
+  // Judged from t = 0 (the rule before the warm-up), the spike stops the run and fails it.
+  const auto w0 = e2e::run_dpsim(kColdStart, {"slo.warmup_s=0"});
+  REQUIRE(w0.exit_code == 0);
+  CHECK(stopped_by(w0.result) == "ttft_slo");
+  CHECK(num(w0.result, "stopped_at_s") < warm);
+  CHECK_FALSE(w0.result.at("summary").at("meets_slo").get<bool>());
+  // A warm-up in seconds: the judged turns are those whose first token came after it.
+  const std::string csv100 = (scratch.dir / "turns100.csv").string();
+  const auto w100 = e2e::run_ok(kColdStart, {"slo.warmup_s=100", "outputs.requests=" + csv100});
+  CHECK(w100.at("summary").at("slo").at("warmup_end_s").get<double>() == 100.0);
+  CHECK(w100.at("summary").at("slo").at("turns_judged").get<int>() ==
+        ttft_of_records(csv100, 100, false).first);
+}
+
+TEST_CASE("Online: overload of the cold-start workload -> stopped_by ttft_slo after the warm-up, SLO not met",
+          "[e2e]") {
+  // 40 agents/s, each with a 2 s cold prefill: 80 GPU-seconds of prefill per second on 32 prefill GPUs.
+  const auto r = e2e::run_dpsim(kColdStart, {"workload.aps=40", "workload.agents=600"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(stopped_by(r.result) == "ttft_slo");
+  const double warm = r.result.at("summary").at("slo").at("warmup_end_s").get<double>();
+  CHECK(num(r.result, "stopped_at_s") >= warm);
+  CHECK(num(r.result, "ttft_s", "mean") > 4 * r.result.at("summary").at("slo").at("ttft_s").get<double>());
+  CHECK_FALSE(r.result.at("summary").at("meets_slo").get<bool>());
 }
 
 TEST_CASE("Online: steady TTFT -> stopped_by steady_state after the lag and the window", "[e2e]") {
