@@ -36,6 +36,17 @@ std::string summary_table(const nlohmann::json& r) {
   s += fmt::format("TTFT mean {:.2f} s p99 {:.2f} s   TPOT mean {:.1f} ms   prompt tokens/s {:.0f}\n",
                    num(sum, "ttft_s", "mean"), num(sum, "ttft_s", "p99"), 1e3 * num(sum, "tpot_s", "mean"),
                    num(sum, "prompt_tokens_per_s"));
+  if (sum.contains("cost") && sum["cost"].is_object()) {  // null: the hardware file gives no price
+    const auto& c = sum["cost"];
+    auto value = [&c](const char* k) {
+      return c[k].is_number() ? fmt::format("{:.4g}", c[k].get<double>()) : "-";
+    };
+    s += fmt::format(
+        "cost {} for the run ({} per hour for {} nodes)   per 1M tokens {}   per 1M generated {}   "
+        "per agent task {}\n",
+        value("run_cost"), value("cluster_per_hour"), value("nodes"), value("per_million_tokens"),
+        value("per_million_gen_tokens"), value("per_agent_task"));
+  }
   s += fmt::format("bottleneck: {} ({:.1f}% mean utilisation)\n",
                    r["bottleneck"]["resource"].get<std::string>(), 100 * num(r, "bottleneck", "utilization"));
   s += "mean utilisation by resource class:\n";

@@ -386,6 +386,16 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   s["storage_read_bytes"] = rec.hit_bytes_read;
   s["kv_bytes_per_token"] = cluster.kv_bytes_per_token();
   s["hit_rate"] = rec.prompt_tokens > 0 ? (rec.prompt_tokens - rec.miss_tokens) / rec.prompt_tokens : 0.0;
+  metrics::CostInputs cost;
+  cost.per_node_hour = sc.hardware.cost_per_node_hour;
+  cost.nodes = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
+  cost.duration_s = rec.last_done;  // as prompt_tokens_per_s and gen_tokens_per_s
+  cost.tokens = rec.prompt_tokens + rec.gen_tokens;
+  cost.gen_tokens = rec.gen_tokens;
+  cost.turns_completed = static_cast<double>(rec.turns_completed);
+  cost.turns_total = static_cast<double>(totals.turns);
+  cost.agents = static_cast<double>(totals.agents);
+  s["cost"] = metrics::cost_summary(cost);
   s.update(metrics::latency_summary(rec));
   slo_summary(sc, rec, cluster.run().stopped_by(), cluster.stop_rules().warmup_end_s(), s);
 

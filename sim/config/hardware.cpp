@@ -61,6 +61,11 @@ StatusOr<HardwareSpec> from_json(const StatusOr<nlohmann::json>& doc, const std:
     hw.qos_weight_collective = q.number("weight_collective", def.qos_weight_collective, 1, 1000);
     hw.qos_weight_kv = q.number("weight_kv", def.qos_weight_kv, 1, 1000);
   });
+  r.object("cost", [&](JsonReader& c) {
+    // Absent = unknown; when present it must be a number >= 0 (null is not "absent").
+    if (c.raw("per_node_hour") != nullptr)
+      hw.cost_per_node_hour = c.non_negative("per_node_hour", std::nullopt);
+  });
   SIM_RETURN_IF_ERROR(r.finish());
   return hw;
 }

@@ -3,6 +3,7 @@
 // of bandwidth B; a storage NIC of bandwidth s·B; DRAM bandwidth M.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "sim/core/status.h"
@@ -47,6 +48,9 @@ struct HardwareSpec {
   // takes the whole link.
   double qos_weight_collective = 99;
   double qos_weight_kv = 1;
+  // What one node costs to run, in money per node per hour (any currency, the file's choice); unset =
+  // unknown, and the results then carry no cost (summary.cost = null). No shipped file sets it.
+  std::optional<double> cost_per_node_hour;
 
   double s() const { return snic_bw_Bps / cnic_bw_Bps; }
   double bf16_flops() const { return gpu_bf16_flops > 0 ? gpu_bf16_flops : gpu_flops / 2; }

@@ -83,4 +83,23 @@ nlohmann::json mean_until(const std::vector<std::pair<float, float>>& samples, d
   return count ? nlohmann::json(sum / count) : nlohmann::json();
 }
 
+nlohmann::json cost_summary(const CostInputs& in) {
+  if (!in.per_node_hour) return nullptr;
+  const double cluster_per_hour = *in.per_node_hour * in.nodes;
+  const double run_cost = cluster_per_hour * in.duration_s / 3600;
+  auto per = [run_cost](double units) -> nlohmann::json {
+    if (units > 0) return run_cost / units;
+    return nullptr;
+  };
+  const double tasks =
+      in.turns_total > 0 && in.agents > 0 ? in.turns_completed / (in.turns_total / in.agents) : 0;
+  return {{"per_node_hour", *in.per_node_hour},
+          {"nodes", in.nodes},
+          {"cluster_per_hour", cluster_per_hour},
+          {"run_cost", run_cost},
+          {"per_million_tokens", per(in.tokens / 1e6)},
+          {"per_million_gen_tokens", per(in.gen_tokens / 1e6)},
+          {"per_agent_task", per(tasks)}};
+}
+
 }  // namespace sim::metrics

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -181,8 +182,8 @@ TEST_CASE("Hardware: the 4-GPU what-if file -> same as the paper's node except g
 TEST_CASE("Hardware: every number in the hardware files -> has a source", "[unit]") {
   // Every section and top-level value of the hardware format. A key outside these lists is reported too,
   // so a new section cannot slip in undocumented: extend the lists.
-  const std::set<std::string> sections = {"gpu",  "kernels", "nvlink", "cnic",   "snic",
-                                          "dram", "pcie",    "qos",    "storage"};
+  const std::set<std::string> sections = {"gpu",  "kernels", "nvlink", "cnic",    "snic",
+                                          "dram", "pcie",    "qos",    "storage", "cost"};
   const std::set<std::string> values = {"gpus_per_node", "link_latency_s"};
   const std::set<std::string> documentation = {"name", "notes", "sources"};
   for (const char* name : {"hopper-8x400g", "hopper-4x400g"}) {
@@ -322,6 +323,57 @@ TEST_CASE("Hardware: kernel fractions, overheads, NVLink, storage overhead out o
   CHECK(hw->decode_step_overhead_s == 1);
   CHECK(hw->nvlink_bw_Bps == 0);
   CHECK(hw->storage_request_overhead_s == 0);
+}
+
+TEST_CASE("Hardware: cost.per_node_hour given -> the price, absent or an empty cost -> unknown", "[unit]") {
+  ScratchDir dir;
+  auto priced = load_text(dir, R"({"cost": {"per_node_hour": 2.5}})");
+  REQUIRE(error_of(priced) == "");
+  REQUIRE(priced->cost_per_node_hour.has_value());
+  CHECK(*priced->cost_per_node_hour == 2.5);
+  auto free = load_text(dir, R"({"cost": {"per_node_hour": 0}})");  // 0 is a price (owned, paid for)
+  REQUIRE(error_of(free) == "");
+  CHECK(free->cost_per_node_hour == std::optional<double>(0.0));
+  for (const char* unknown : {"{}", R"({"cost": {}})"}) {
+    INFO(unknown);
+    auto hw = load_text(dir, unknown);
+    REQUIRE(error_of(hw) == "");
+    CHECK_FALSE(hw->cost_per_node_hour.has_value());
+  }
+  CHECK_FALSE(HardwareSpec().cost_per_node_hour.has_value());
+  // The shipped files give no price: the paper gives none.
+  for (const char* name : {"hopper-8x400g", "hopper-4x400g"}) {
+    INFO(name);
+    auto hw = load_hardware(project_file(std::string("models/hardware/") + name + ".json"));
+    REQUIRE(error_of(hw) == "");
+    CHECK_FALSE(hw->cost_per_node_hour.has_value());
+  }
+}
+
+TEST_CASE(
+    "Hardware: cost.per_node_hour negative, not a number, null or too large -> rejected naming the file "
+    "and the field",
+    "[unit]") {
+  ScratchDir dir;
+  const std::string file = dir.path("hw.json");
+  const char* cases[][2] = {
+      {R"({"cost": {"per_node_hour": -1}})", "cost.per_node_hour: expected a number >= 0, got -1"},
+      {R"({"cost": {"per_node_hour": -0.01}})", "cost.per_node_hour: expected a number >= 0, got -0.01"},
+      {R"({"cost": {"per_node_hour": "2.5"}})", "cost.per_node_hour: expected a number >= 0, got \"2.5\""},
+      {R"({"cost": {"per_node_hour": null}})", "cost.per_node_hour: expected a number >= 0, got null"},
+      {R"({"cost": {"per_node_hour": [2.5]}})", "cost.per_node_hour: expected a number >= 0, got [2.5]"},
+      {R"({"cost": {"per_node_hour": true}})", "cost.per_node_hour: expected a number >= 0, got true"},
+      {R"({"cost": {"per_node_hour": 1e30}})", "cost.per_node_hour: expected a number >= 0 (at most 1e+20)"},
+      {R"({"cost": 2.5})", "cost: expected an object, got 2.5"},
+      {R"({"cost": {"per_hour": 2.5}})", "cost.per_hour: unknown key (expected one of: per_node_hour)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c[0]);
+    CHECK_THAT(error_of(load_text(dir, c[0])), Contains(file + ": " + c[1]));
+  }
+  // Not finite: JSON has no infinity; a literal beyond a double's range is a parse error naming the file.
+  CHECK_THAT(error_of(load_text(dir, R"({"cost": {"per_node_hour": 1e400}})")),
+             Contains(file + ": malformed JSON") && Contains("number overflow"));
 }
 
 TEST_CASE("Hardware: missing file, directory, malformed JSON -> errors naming the file", "[unit]") {
