@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Plots dpsim's JSON outputs as PNGs.
+"""Plots dpsim's JSON outputs and per-turn records as PNGs.
 
-    python3 analysis/plot.py RESULT_OR_SUMMARY... --out DIR [--only FIGURES]
+    python3 analysis/plot.py INPUT... --out DIR [--only FIGURES] [--after SECONDS]
 
-Each input is a run result (dpsim run), a sweep summary (kind "sweep") or a capacity result (kind
-"capacity"); the kind is detected from the content. Writes into DIR (created if needed), printing one
-line per PNG:
+An input ending in .csv or .jsonl is a per-turn records file (dpsim run --set outputs.requests=FILE):
+its header (CSV) or each line's keys (JSONL) must name ttft_s, tpot_s and first_token_s; it is read as
+a stream, keeping only TTFT and TPOT. Any other input is a run result (dpsim run), a sweep summary
+(kind "sweep") or a capacity result (kind "capacity"); the kind is detected from the content. Writes
+into DIR (created if needed), printing one line per PNG:
   jct.png                      JCT bars per read-path policy against agents (>= 2 offline run results)
   latency.png                  TTFT/TPOT p50, p99 against APS (online run results at >= 2 rates)
   ttft-breakdown.png           TTFT breakdown, one stacked bar per run result
@@ -13,28 +15,34 @@ line per PNG:
   <input>-sweep.png            per sweep summary: utilisation per resource class against P/D
   <input>-latency.png          per capacity result: latency against APS with the SLO lines
   <input>-ttft-breakdown.png   per capacity result: TTFT breakdown per APS point
-<input> is the file name without .json (with its folder's name in front when two inputs share it).
---only jct,ttft,... writes only those figure families (names: jct, latency, ttft, utilization, sweep).
+  latency-cdf.png              TTFT and TPOT CDFs, one curve per records file, p50/p99 marked; the SLOs
+                               of a run result given beside a records file (r.json for r.csv) as lines
+<input> is the file name without its extension (with its folder's name in front when two inputs share
+it); records files are named apart from the JSON inputs, so r.csv and r.json may go together.
+--only jct,ttft,... writes only those figure families (names: jct, latency, ttft, utilization, sweep,
+cdf). --after SECONDS keeps, in latency-cdf.png, only the turns whose first_token_s is > SECONDS (the
+SLO warm-up: a run result's summary.slo.warmup_end_s), and the title says so.
 
 Exit codes: 0 = done; 2 = bad command line, an input that is not a readable dpsim output (the message
-names the file, the JSON path and what was expected), or DIR cannot be written; 3 = matplotlib is
-missing. Needs only Python 3 and matplotlib (Debian: python3-matplotlib).
+names the file, the JSON path or the line and column, and what was expected), or DIR cannot be
+written; 3 = matplotlib is missing. Needs only Python 3 and matplotlib (Debian: python3-matplotlib).
 """
 
 import argparse
+import importlib.util
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from dpsim_plots import inputs  # noqa: E402  (after the path set-up; standard library only)
+from dpsim_plots import inputs, records  # noqa: E402  (after the path set-up; standard library only)
 
 # Debian's python3-matplotlib installs for the system interpreter; when `python3` on PATH is another
 # one (pyenv, a virtualenv) without matplotlib, the script re-runs itself under this interpreter.
 SYSTEM_PYTHON = "/usr/bin/python3"
 _REEXEC_ENV = "DPSIM_PLOT_REEXEC"
 # Figure families, as --only names them (a capacity result gives a "latency" and a "ttft" figure).
-FIGURES = ("jct", "latency", "ttft", "utilization", "sweep")
+FIGURES = ("jct", "latency", "ttft", "utilization", "sweep", "cdf")
 
 
 def _figure_list(text):
@@ -46,14 +54,41 @@ def _figure_list(text):
     return chosen
 
 
+def _seconds(text):
+    """--after: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError("expected a number of seconds >= 0, got %r" % text)
+    return value
+
+
 def _parse_args(argv):
     parser = argparse.ArgumentParser(
-        prog="plot.py", description="Plot dpsim run results, sweep summaries and capacity results as PNGs.")
-    parser.add_argument("inputs", nargs="+", metavar="RESULT_OR_SUMMARY", help="JSON files written by dpsim")
+        prog="plot.py", description="Plot dpsim run results, sweep summaries, capacity results and "
+                                    "per-turn records as PNGs.")
+    parser.add_argument("inputs", nargs="+", metavar="INPUT",
+                        help="JSON files written by dpsim, or per-turn records files (.csv, .jsonl)")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for the PNGs (created)")
     parser.add_argument("--only", metavar="FIGURES", type=_figure_list, default=FIGURES,
                         help="comma-separated subset of: %s (default: all)" % ",".join(FIGURES))
+    parser.add_argument("--after", metavar="SECONDS", type=_seconds, default=None,
+                        help="latency-cdf.png: only turns whose first_token_s is > SECONDS (e.g. a run "
+                             "result's summary.slo.warmup_end_s)")
     return parser.parse_args(argv)
+
+
+def _reexec_under_system_python():
+    """Re-runs the script under SYSTEM_PYTHON when that is another interpreter, once (the environment
+    variable stops a loop); returns when it does not."""
+    here = os.path.realpath(sys.executable or "")
+    if (os.environ.get(_REEXEC_ENV) is None and os.access(SYSTEM_PYTHON, os.X_OK)
+            and os.path.realpath(SYSTEM_PYTHON) != here):
+        sys.stdout.flush()
+        os.environ[_REEXEC_ENV] = "1"
+        os.execv(SYSTEM_PYTHON, [SYSTEM_PYTHON, os.path.abspath(__file__)] + sys.argv[1:])
 
 
 def _import_figures():
@@ -61,24 +96,19 @@ def _import_figures():
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        here = os.path.realpath(sys.executable or "")
-        if (os.environ.get(_REEXEC_ENV) is None and os.access(SYSTEM_PYTHON, os.X_OK)
-                and os.path.realpath(SYSTEM_PYTHON) != here):
-            sys.stdout.flush()
-            os.environ[_REEXEC_ENV] = "1"
-            os.execv(SYSTEM_PYTHON, [SYSTEM_PYTHON, os.path.abspath(__file__)] + sys.argv[1:])
+        _reexec_under_system_python()
         sys.stderr.write("plot.py: matplotlib is not installed for %s; install Debian's python3-matplotlib "
                          "(apt-get install python3-matplotlib) and run with %s\n"
                          % (sys.executable, SYSTEM_PYTHON))
         sys.exit(3)
-    from dpsim_plots import capacity, runs, sweep
+    from dpsim_plots import capacity, cdf, runs, sweep
 
-    return {"capacity": capacity, "runs": runs, "sweep": sweep}
+    return {"capacity": capacity, "cdf": cdf, "runs": runs, "sweep": sweep}
 
 
 def _names(paths):
-    """A distinct file-name stem per input: the name without .json, prefixed by its folder's name
-    (then numbered) when two inputs share it."""
+    """A distinct file-name stem per input: the name without its extension (.json, .csv, .jsonl),
+    prefixed by its folder's name (then numbered) when two inputs share it."""
     stems = [os.path.splitext(os.path.basename(p))[0] for p in paths]
     out = []
     for path, stem in zip(paths, stems):
@@ -90,6 +120,39 @@ def _names(paths):
             stem, n = "%s-%d" % (base, n), n + 1
         out.append(stem)
     return out
+
+
+def _input_names(paths):
+    """_names of the records files and of the JSON inputs, each kind apart (r.csv and r.json are both
+    "r"), in the order of paths."""
+    names = [None] * len(paths)
+    for kind in (True, False):
+        chosen = [i for i, p in enumerate(paths) if records.is_records(p) == kind]
+        for i, name in zip(chosen, _names([paths[i] for i in chosen])):
+            names[i] = name
+    return names
+
+
+def _stem(path):
+    return os.path.splitext(os.path.abspath(path))[0]
+
+
+def _cdf_curves(loaded, names, notes):
+    """(label, Records, Run or None) per records input with a turn kept; the Run is the run result
+    given with the same path but .json (out/r.json for out/r.csv), whose SLOs the figure draws."""
+    runs_by_stem = {_stem(x.path): x for x in loaded if isinstance(x, inputs.Run)}
+    curves = []
+    for item, name in zip(loaded, names):
+        if not isinstance(item, records.Records):
+            continue
+        if item.kept():
+            curves.append((name, item, runs_by_stem.get(_stem(item.path))))
+        elif item.turns:
+            notes.append("%s: no turn with first_token_s > %g (--after) among its %d; no curve"
+                         % (item.path, item.after, item.turns))
+        else:
+            notes.append("%s: no records; no curve" % item.path)
+    return curves
 
 
 def _plan(loaded, names, want):
@@ -119,17 +182,28 @@ def _plan(loaded, names, want):
                 plan.append(("capacity", "latency_vs_aps", item, name + "-latency.png"))
             if "ttft" in want and any(p.ttft_breakdown_s for p in item.points):
                 plan.append(("capacity", "ttft_breakdown", item, name + "-ttft-breakdown.png"))
+    if "cdf" in want:
+        curves = _cdf_curves(loaded, names, notes)
+        if curves:
+            plan.append(("cdf", "latency_cdf", curves, "latency-cdf.png"))
     return plan, notes
 
 
 def main(argv):
     args = _parse_args(argv)
+    if importlib.util.find_spec("matplotlib") is None:
+        # Switch interpreters before reading the inputs, not after: a records file of millions of
+        # lines is then read once. (Finding the module imports nothing.)
+        _reexec_under_system_python()
     try:
-        loaded = [inputs.load(path) for path in args.inputs]
+        loaded = [records.load(path, args.after) if records.is_records(path) else inputs.load(path)
+                  for path in args.inputs]
     except inputs.InputError as e:
         sys.stderr.write("plot.py: %s\n" % e)
         return 2
-    plan, notes = _plan(loaded, _names(args.inputs), set(args.only))
+    plan, notes = _plan(loaded, _input_names(args.inputs), set(args.only))
+    if args.after is not None and not any(isinstance(x, records.Records) for x in loaded):
+        notes.append("--after applies to per-turn records files (.csv, .jsonl); none given")
     modules = _import_figures() if plan else {}  # may re-run the script under SYSTEM_PYTHON
     for note in notes:
         sys.stderr.write("plot.py: %s\n" % note)

@@ -1,9 +1,12 @@
-"""Figures from dpsim's JSON outputs (run results, sweep summaries, capacity results).
+"""Figures from dpsim's JSON outputs (run results, sweep summaries, capacity results) and per-turn
+records (outputs.requests: .csv, .jsonl).
 
 Entry point: analysis/plot.py. Modules:
   inputs    reading and checking the JSON files (no matplotlib)
+  records   reading the per-turn records as a stream, and their CDF data (no matplotlib)
   runs      figures from run results: JCT bars, utilisation over time, TTFT breakdown, latency vs APS
   sweep     the P/D sweep figure
   capacity  latency against APS and the TTFT breakdown per APS point
+  cdf       the TTFT and TPOT CDFs from records files
   common    shared matplotlib helpers
 """

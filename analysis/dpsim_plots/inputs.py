@@ -1,4 +1,5 @@
 """Reading and checking dpsim's JSON outputs. Standard library only (no matplotlib).
+(The per-turn records files, .csv / .jsonl, are read by records.py.)
 
 load(path) reads one file, detects its kind and returns a Run, a Sweep or a Capacity holding only the
 fields the figures use, already checked. Any problem raises InputError whose message names the file,
@@ -72,6 +73,9 @@ class Run:
     tpot_s: dict
     ttft_breakdown_s: dict  # component -> mean s, file order
     resources: dict = field(default_factory=dict)  # class -> [Link]
+    slo_ttft_s: object = None  # summary.slo.ttft_s (float), None when absent
+    slo_tpot_s: object = None
+    warmup_end_s: object = None  # summary.slo.warmup_end_s (float), None when absent or null
 
     def has_series(self):
         """True when some link has a utilisation time series (timeseries_interval_s > 0)."""
@@ -245,6 +249,13 @@ def _run(doc, root):
         tpot_s=doc.numbers(summary, "summary", "tpot_s"),
         ttft_breakdown_s=doc.numbers(summary, "summary", "ttft_breakdown_s"),
     )
+    slo = doc.get(summary, "summary", "slo", "object", default={})  # online runs: the SLO and its warm-up
+
+    def optional(key, **kw):
+        return doc.get(slo, "summary.slo", key, "number", default=None, nullable=True, **kw)
+
+    run.slo_ttft_s, run.slo_tpot_s = optional("ttft_s", positive=True), optional("tpot_s", positive=True)
+    run.warmup_end_s = optional("warmup_end_s", minimum=0)
     resources = doc.get(root, "", "resources", "object")
     for cls, entries in resources.items():
         where = _join("resources", cls)

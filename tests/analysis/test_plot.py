@@ -8,9 +8,10 @@ Runs plot.py as a user would (a subprocess) and checks the PNGs it writes (PNG s
 file. Prints one line per case and "N passed, M failed"; exits 1 when a case fails. --keep DIR keeps
 the figures (one folder per case) for a look.
 
-Fixtures: ds27b-32k-*.json are real `dpsim run` results (see tests/analysis/README.md);
-sweep-summary.json (made by make_sweep_fixture.py) and capacity.json are hand-made in the shape dpsim
-will write.
+Fixtures: ds27b-32k-*.json are real `dpsim run` results, online-*.csv / online-*.jsonl real per-turn
+records (outputs.requests) with the run results that wrote them beside them (see
+tests/analysis/README.md); sweep-summary.json (made by make_sweep_fixture.py) and capacity.json are
+hand-made in the shape dpsim will write.
 """
 
 import argparse
@@ -171,6 +172,182 @@ def case_bad_inputs(out, tmp):
         expect(path in stderr, "%s: the message does not name the file: %r" % (path, stderr))
         expect(fragment in stderr, "%s: the message lacks %r: %r" % (path, fragment, stderr))
         expect(not stdout.strip() and not os.path.exists(out), "%s: something was written" % path)
+
+
+# Per-turn records (outputs.requests): the CSV fixture is policy dualpath at 1 APS, the JSONL one pe at
+# 4 APS; each has its run result beside it (same name, .json).
+RECORDS_CSV = "online-dualpath-aps1.csv"
+RECORDS_JSONL = "online-pe-aps4.jsonl"
+
+
+def case_records_csv(out, tmp):
+    expect_pngs(out, ["latency-cdf.png"], [fixture(RECORDS_CSV)])
+
+
+def case_records_jsonl_after(out, tmp):
+    expect_pngs(out, ["latency-cdf.png"], [fixture(RECORDS_JSONL), "--after", "2"])
+
+
+def case_records_with_results(out, tmp):
+    # Both records files with their run results (the SLO lines): the runs give their own figures
+    # (two online rates: latency.png; ttft-breakdown.png; no series: a note each), the records the CDFs.
+    inputs = [fixture(n) for n in (RECORDS_CSV, "online-dualpath-aps1.json", RECORDS_JSONL,
+                                   "online-pe-aps4.json")]
+    stderr = expect_pngs(out, ["latency-cdf.png", "latency.png", "ttft-breakdown.png"], inputs)
+    expect("online-dualpath-aps1.json: no utilisation time series" in stderr, "no series note: %r" % stderr)
+    expect_pngs(os.path.join(tmp, "cdf"), ["latency-cdf.png"], inputs + ["--only", "cdf", "--after", "2"])
+
+
+def case_records_none_kept(out, tmp):
+    # --after beyond the last first token: no turn is kept, no figure, a note naming the file.
+    stderr = expect_pngs(out, [], [fixture(RECORDS_CSV), "--after", "1e6"])
+    expect(RECORDS_CSV in stderr and "--after" in stderr, "no note about the empty CDF: %r" % stderr)
+
+
+def _edit_csv(src, dst, line, column, value):
+    """dst = src with the field `column` of (1-based) line `line` set to value."""
+    with open(src) as f:
+        lines = f.read().splitlines()
+    header = lines[0].split(",")
+    fields = lines[line - 1].split(",")
+    fields[header.index(column)] = value
+    lines[line - 1] = ",".join(fields)
+    with open(dst, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return dst
+
+
+def _edit_jsonl(src, dst, line, edit):
+    """dst = src with edit(obj) applied to the object of (1-based) line `line` (edit may return a
+    replacement text for the line)."""
+    with open(src) as f:
+        lines = f.read().splitlines()
+    obj = json.loads(lines[line - 1])
+    text = edit(obj)
+    lines[line - 1] = text if isinstance(text, str) else json.dumps(obj)
+    with open(dst, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return dst
+
+
+def _bad_records(tmp):
+    """(file, fragments its message must contain) for records files plot.py must refuse with exit 2."""
+    csv_src, jsonl_src = fixture(RECORDS_CSV), fixture(RECORDS_JSONL)
+    with open(csv_src) as f:
+        lines = f.read().splitlines()
+    no_tpot = os.path.join(tmp, "no-tpot.csv")
+    header = lines[0].split(",")
+    keep = [i for i, name in enumerate(header) if name != "tpot_s"]
+    with open(no_tpot, "w") as f:
+        f.write("\n".join(",".join(line.split(",")[i] for i in keep) for line in lines) + "\n")
+    short_row = os.path.join(tmp, "short-row.csv")
+    with open(short_row, "w") as f:
+        f.write("\n".join(lines[:4] + ["0,1,2"] + lines[4:]) + "\n")
+    empty = os.path.join(tmp, "empty.csv")
+    open(empty, "w").close()
+    return [
+        (no_tpot, ["line 1", "ttft_s, tpot_s, first_token_s", "missing: tpot_s"]),
+        (_edit_csv(csv_src, os.path.join(tmp, "fast.csv"), 7, "ttft_s", "fast"),
+         ['line 7, column ttft_s: expected a number >= 0, got "fast"']),
+        (_edit_csv(csv_src, os.path.join(tmp, "no-ttft.csv"), 12, "ttft_s", ""),
+         ["line 12, column ttft_s", "got nothing (empty)"]),
+        (_edit_csv(csv_src, os.path.join(tmp, "negative.csv"), 3, "tpot_s", "-0.5"),
+         ["line 3, column tpot_s", "a number >= 0 or empty"]),
+        (short_row, ["line 5: expected 22 fields"]),
+        (empty, ["empty file", "ttft_s, tpot_s, first_token_s"]),
+        (_edit_jsonl(jsonl_src, os.path.join(tmp, "fast.jsonl"), 9, lambda o: o.update(ttft_s="fast")),
+         ['line 9, key ttft_s: expected a number >= 0, got "fast"']),
+        (_edit_jsonl(jsonl_src, os.path.join(tmp, "no-first.jsonl"), 4, lambda o: o.pop("first_token_s")),
+         ["line 4, key first_token_s", "key missing"]),
+        (_edit_jsonl(jsonl_src, os.path.join(tmp, "broken.jsonl"), 6, lambda o: '{"agent": 1,'),
+         ["line 6: not valid JSON"]),
+        (os.path.join(tmp, "missing.csv"), ["cannot open"]),
+    ]
+
+
+def case_bad_records(out, tmp):
+    for path, fragments in _bad_records(tmp):
+        # A good records file first: nothing may be written when any input is bad.
+        rc, stdout, stderr = run_plot([fixture(RECORDS_JSONL), path], out)
+        expect(rc == 2, "%s: exit code %d, expected 2 (stderr: %s)" % (path, rc, stderr.strip()))
+        expect(path in stderr, "%s: the message does not name the file: %r" % (path, stderr))
+        for fragment in fragments:
+            expect(fragment in stderr, "%s: the message lacks %r: %r" % (path, fragment, stderr))
+        expect(not stdout.strip() and not os.path.exists(out), "%s: something was written" % path)
+    rc, _, stderr = run_plot([fixture(RECORDS_CSV), "--after", "soon"], out)
+    expect(rc == 2 and "--after" in stderr, "--after soon: exit code %d, stderr %r" % (rc, stderr))
+
+
+def _records_module():
+    sys.path.insert(0, os.path.join(ROOT, "analysis"))
+    from dpsim_plots import records  # standard library only
+    return records
+
+
+def _close(a, b, what):
+    expect(abs(a - b) <= 1e-6 * max(abs(a), abs(b), 1e-12), "%s: %r != %r" % (what, a, b))
+
+
+def case_records_cdf_data(out, tmp):
+    """The CDF data of a hand-made file, computed by hand; then the fixtures against their summaries."""
+    records = _records_module()
+    # ttft 0.3 0.1 0.5 0.2 0.4; tpot 10 ms, none (one token), 30, 20, 40 ms; first tokens at 1..5 s.
+    rows = [(1.0, 0.3, 0.010), (2.0, 0.1, None), (3.0, 0.5, 0.030), (4.0, 0.2, 0.020), (5.0, 0.4, 0.040)]
+    tiny_csv = os.path.join(tmp, "tiny.csv")
+    with open(tiny_csv, "w") as f:
+        f.write("agent,first_token_s,ttft_s,tpot_s,read_path\n")
+        for i, (first, ttft, tpot) in enumerate(rows):
+            f.write("%d,%r,%r,%s,pe\n" % (i, first, ttft, "" if tpot is None else repr(tpot)))
+    tiny_jsonl = os.path.join(tmp, "tiny.jsonl")
+    with open(tiny_jsonl, "w") as f:
+        for i, (first, ttft, tpot) in enumerate(rows):
+            f.write(json.dumps({"agent": i, "first_token_s": first, "ttft_s": ttft, "tpot_s": tpot}) + "\n")
+    for path in (tiny_csv, tiny_jsonl):
+        rec = records.load(path)
+        expect((rec.turns, rec.kept()) == (5, 5), "%s: %d turns, %d kept" % (path, rec.turns, rec.kept()))
+        ttft, tpot = records.cdf(rec.ttft_s), records.cdf(rec.tpot_s)
+        expect(ttft.values == [0.1, 0.2, 0.3, 0.4, 0.5], "%s: TTFT sorted %s" % (path, ttft.values))
+        # Nearest rank: p50 = the ceil(0.5 * 5) = 3rd value, p99 = the ceil(4.95) = 5th.
+        expect((ttft.p50, ttft.p99) == (0.3, 0.5), "%s: TTFT p50, p99 = %s, %s" % (path, ttft.p50, ttft.p99))
+        expect(tpot.values == [0.01, 0.02, 0.03, 0.04], "%s: TPOT sorted %s" % (path, tpot.values))
+        expect((tpot.p50, tpot.p99) == (0.02, 0.04),
+               "%s: TPOT p50, p99 = %s, %s" % (path, tpot.p50, tpot.p99))
+        # --after 2: first tokens at 3, 4, 5 s (strictly after) -> TTFT 0.2 0.4 0.5, TPOT 20 30 40 ms.
+        rec = records.load(path, after=2.0)
+        ttft, tpot = records.cdf(rec.ttft_s), records.cdf(rec.tpot_s)
+        expect((rec.turns, rec.kept()) == (5, 3), "%s --after 2: %d turns, %d kept" % (path, rec.turns,
+                                                                                     rec.kept()))
+        expect(ttft.values == [0.2, 0.4, 0.5] and (ttft.p50, ttft.p99) == (0.4, 0.5),
+               "%s --after 2: TTFT %s p50 %s p99 %s" % (path, ttft.values, ttft.p50, ttft.p99))
+        expect(tpot.values == [0.02, 0.03, 0.04] and tpot.p50 == 0.03,
+               "%s --after 2: TPOT %s p50 %s" % (path, tpot.values, tpot.p50))
+        expect(records.load(path, after=5.0).kept() == 0, "%s --after 5: a turn kept" % path)
+    xs, ys = records.cdf_points([0.1, 0.2, 0.3, 0.4, 0.5])
+    expect(xs == [0.1, 0.2, 0.3, 0.4, 0.5] and ys == [0.2, 0.4, 0.6, 0.8, 1.0],
+           "cdf_points: %s %s" % (xs, ys))
+    xs, ys = records.cdf_points(list(range(1000)), max_points=11)
+    expect(xs[0] == 0 and xs[-1] == 999 and ys[-1] == 1.0 and len(xs) == 11 and xs == sorted(xs),
+           "cdf_points thinned: %s %s" % (xs, ys))
+    # The fixtures agree with the summaries of the runs that wrote them: all turns give summary.ttft_s
+    # and tpot_s (nearest-rank percentiles, stored as floats there); the turns after the warm-up are
+    # the ones summary.slo judged (statistic "mean").
+    for name in (RECORDS_CSV, RECORDS_JSONL):
+        summary = load_fixture(os.path.splitext(name)[0] + ".json")["summary"]
+        rec = records.load(fixture(name))
+        expect(rec.turns == summary["turns_completed"], "%s: %d records, %d turns completed"
+               % (name, rec.turns, summary["turns_completed"]))
+        for column in ("ttft_s", "tpot_s"):
+            dist = records.cdf(getattr(rec, column))
+            for pct in ("p50", "p99"):
+                _close(getattr(dist, pct), summary[column][pct], "%s: %s %s" % (name, column, pct))
+            _close(dist.values[-1], summary[column]["max"], "%s: %s max" % (name, column))
+        slo = summary["slo"]
+        rec = records.load(fixture(name), after=slo["warmup_end_s"])
+        expect(rec.kept() == slo["turns_judged"], "%s --after %s: %d kept, summary.slo.turns_judged %d"
+               % (name, slo["warmup_end_s"], rec.kept(), slo["turns_judged"]))
+        _close(sum(rec.ttft_s) / rec.kept(), slo["ttft_judged_s"], "%s: mean TTFT after the warm-up" % name)
+        _close(sum(rec.tpot_s) / len(rec.tpot_s), slo["tpot_judged_s"],
+               "%s: mean TPOT after the warm-up" % name)
 
 
 def case_resource_names(out, tmp):
