@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   sim::cli::add_ablation_command(app, &exit_code);
   sim::cli::add_capacity_command(app, &exit_code);
   sim::cli::add_props_command(app, &exit_code);
+  sim::cli::add_plan_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
