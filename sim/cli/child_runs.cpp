@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -21,6 +22,11 @@ void print_child_progress(size_t index, int code, void* ctx) {
   ++p->done;
   std::fprintf(stderr, "[%zu/%zu] %s %s\n", p->done, p->names.size(), p->names[index].c_str(),
                code == 0 ? "done" : ("FAILED (exit " + std::to_string(code) + ")").c_str());
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  return in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json(nlohmann::json::value_t::discarded);
 }
 
 std::string self_exe() {

@@ -2,6 +2,7 @@
 // simulation per process, so each run is a fork/exec of this executable.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ std::string shell_quote(const std::string& s);
 // point of interest alone to get them).
 inline constexpr const char* kNoTimeline = "outputs.timeline=";
 inline constexpr const char* kNoRequests = "outputs.requests=";
+
+// A child's JSON output (a result, a manifest); discarded when unreadable or not JSON.
+nlohmann::json read_json_file(const std::string& path);
 
 // One command line for a shell (each argument quoted when needed).
 std::string shell_line(const std::vector<std::string>& args);

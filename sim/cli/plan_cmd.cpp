@@ -43,11 +43,6 @@ int fail(const std::string& msg) {
   return 2;
 }
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json(nlohmann::json::value_t::discarded);
-}
-
 const char* goal_name(PlanGoal g) {
   return g == PlanGoal::kSlo ? "slo" : g == PlanGoal::kJctTarget ? "jct_target" : "min_jct_x_size";
 }
@@ -82,7 +77,7 @@ struct Plan {
   std::optional<PlanOutcome> outcome_from_file(const std::string& name) const {
     const std::string path = result_path(name);
     if (!result_file_complete(path)) return std::nullopt;
-    const nlohmann::json r = read_json(path);
+    const nlohmann::json r = read_json_file(path);
     try {
       return plan_outcome(r, space.goal, a.jct_target);
     } catch (const nlohmann::json::exception& e) {
@@ -151,7 +146,7 @@ nlohmann::json point_json(const Plan& plan, const PlanPoint& p, const PlanOutcom
       {"result", nullptr}};
   for (const auto& [k, v] : c.sets) j["sets"][k] = v;
   if (plan.invalid.count(p.name)) return j;
-  const nlohmann::json r = read_json(plan.result_path(p.name));
+  const nlohmann::json r = read_json_file(plan.result_path(p.name));
   if (r.is_discarded() || !r.contains("summary")) return j;
   const auto& s = r["summary"];
   j["result"] = "points/" + p.name + ".json";
@@ -315,7 +310,7 @@ int run_plan(const PlanArgs& a) {
   fs::create_directories(plan.dir + "/points", ec);
   if (ec) return fail(fmt::format("{}: cannot create the directory: {}", plan.dir, ec.message()));
   const std::string mpath = plan.dir + "/plan-manifest.json";
-  const nlohmann::json m = manifest(plan), old = read_json(mpath);
+  const nlohmann::json m = manifest(plan), old = read_json_file(mpath);
   if (!old.is_discarded() && old != m)
     return fail(fmt::format("{} holds a plan with other settings ({}); give another --out or remove it",
                             plan.dir, mpath));

@@ -33,16 +33,11 @@ int fail(const std::string& msg) {
   return 2;
 }
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json(nlohmann::json::value_t::discarded);
-}
-
 // Builds summary.json and summary.csv of DIR from its manifest and whatever points have results.
 // Returns the number of points without a result, or -1 on error (printed).
 int write_summary(const std::string& dir, nlohmann::json* summary_out = nullptr) {
   const std::string mpath = dir + "/sweep.json";
-  const nlohmann::json manifest = read_json(mpath);
+  const nlohmann::json manifest = read_json_file(mpath);
   if (manifest.is_discarded()) {
     fail(fmt::format("{}: cannot read the sweep manifest", mpath));
     return -1;
@@ -57,7 +52,7 @@ int write_summary(const std::string& dir, nlohmann::json* summary_out = nullptr)
   int missing = 0;
   for (const auto& p : *points) {
     const std::string rel = "points/" + p.name + ".json";
-    const nlohmann::json r = read_json(dir + "/" + rel);
+    const nlohmann::json r = read_json_file(dir + "/" + rel);
     const bool ok = !r.is_discarded() && r.is_object() && r.contains("summary") && r.contains("resources");
     if (!ok) {
       ++missing;
