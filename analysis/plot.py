@@ -6,8 +6,8 @@
 An input ending in .csv or .jsonl is a per-turn records file (dpsim run --set outputs.requests=FILE):
 its header (CSV) or each line's keys (JSONL) must name ttft_s, tpot_s and first_token_s; it is read as
 a stream, keeping only TTFT and TPOT. Any other input is a run result (dpsim run), a sweep summary
-(kind "sweep") or a capacity result (kind "capacity"); the kind is detected from the content. Writes
-into DIR (created if needed), printing one line per PNG:
+(kind "sweep"), a capacity result (kind "capacity") or a plan (kind "plan": dpsim plan's plan.json);
+the kind is detected from the content. Writes into DIR (created if needed), printing one line per PNG:
   jct.png                      JCT bars per read-path policy against agents (>= 2 offline run results)
   latency.png                  TTFT/TPOT p50, p99 against APS (online run results at >= 2 rates)
   ttft-breakdown.png           TTFT breakdown, one stacked bar per run result
@@ -15,13 +15,15 @@ into DIR (created if needed), printing one line per PNG:
   <input>-sweep.png            per sweep summary: utilisation per resource class against P/D
   <input>-latency.png          per capacity result: latency against APS with the SLO lines
   <input>-ttft-breakdown.png   per capacity result: TTFT breakdown per APS point
+  <input>-pareto.png           per plan: judged TTFT (online) or JCT (offline) against the size (GPUs or
+                               money per hour), every point run, the Pareto front, the recommended point
   latency-cdf.png              TTFT and TPOT CDFs, one curve per records file, p50/p99 marked; the SLOs
                                of a run result given beside a records file (r.json for r.csv) as lines
 <input> is the file name without its extension (with its folder's name in front when two inputs share
 it); records files are named apart from the JSON inputs, so r.csv and r.json may go together.
 --only jct,ttft,... writes only those figure families (names: jct, latency, ttft, utilization, sweep,
-cdf). --after SECONDS keeps, in latency-cdf.png, only the turns whose first_token_s is > SECONDS (the
-SLO warm-up: a run result's summary.slo.warmup_end_s), and the title says so.
+cdf, plan). --after SECONDS keeps, in latency-cdf.png, only the turns whose first_token_s is > SECONDS
+(the SLO warm-up: a run result's summary.slo.warmup_end_s), and the title says so.
 
 Exit codes: 0 = done; 2 = bad command line, an input that is not a readable dpsim output (the message
 names the file, the JSON path or the line and column, and what was expected), or DIR cannot be
@@ -42,7 +44,7 @@ from dpsim_plots import inputs, records  # noqa: E402  (after the path set-up; s
 SYSTEM_PYTHON = "/usr/bin/python3"
 _REEXEC_ENV = "DPSIM_PLOT_REEXEC"
 # Figure families, as --only names them (a capacity result gives a "latency" and a "ttft" figure).
-FIGURES = ("jct", "latency", "ttft", "utilization", "sweep", "cdf")
+FIGURES = ("jct", "latency", "ttft", "utilization", "sweep", "cdf", "plan")
 
 
 def _figure_list(text):
@@ -67,8 +69,8 @@ def _seconds(text):
 
 def _parse_args(argv):
     parser = argparse.ArgumentParser(
-        prog="plot.py", description="Plot dpsim run results, sweep summaries, capacity results and "
-                                    "per-turn records as PNGs.")
+        prog="plot.py", description="Plot dpsim run results, sweep summaries, capacity results, plans "
+                                    "and per-turn records as PNGs.")
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
                         help="JSON files written by dpsim, or per-turn records files (.csv, .jsonl)")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for the PNGs (created)")
@@ -101,9 +103,9 @@ def _import_figures():
                          "(apt-get install python3-matplotlib) and run with %s\n"
                          % (sys.executable, SYSTEM_PYTHON))
         sys.exit(3)
-    from dpsim_plots import capacity, cdf, runs, sweep
+    from dpsim_plots import capacity, cdf, plan, runs, sweep
 
-    return {"capacity": capacity, "cdf": cdf, "runs": runs, "sweep": sweep}
+    return {"capacity": capacity, "cdf": cdf, "plan": plan, "runs": runs, "sweep": sweep}
 
 
 def _names(paths):
@@ -182,6 +184,8 @@ def _plan(loaded, names, want):
                 plan.append(("capacity", "latency_vs_aps", item, name + "-latency.png"))
             if "ttft" in want and any(p.ttft_breakdown_s for p in item.points):
                 plan.append(("capacity", "ttft_breakdown", item, name + "-ttft-breakdown.png"))
+        elif isinstance(item, inputs.Plan) and "plan" in want:
+            plan.append(("plan", "pareto_figure", item, name + "-pareto.png"))
     if "cdf" in want:
         curves = _cdf_curves(loaded, names, notes)
         if curves:

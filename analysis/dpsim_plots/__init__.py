@@ -1,5 +1,5 @@
-"""Figures from dpsim's JSON outputs (run results, sweep summaries, capacity results) and per-turn
-records (outputs.requests: .csv, .jsonl).
+"""Figures from dpsim's JSON outputs (run results, sweep summaries, capacity results, plans) and
+per-turn records (outputs.requests: .csv, .jsonl).
 
 Entry point: analysis/plot.py. Modules:
   inputs    reading and checking the JSON files (no matplotlib)
@@ -7,6 +7,7 @@ Entry point: analysis/plot.py. Modules:
   runs      figures from run results: JCT bars, utilisation over time, TTFT breakdown, latency vs APS
   sweep     the P/D sweep figure
   capacity  latency against APS and the TTFT breakdown per APS point
+  plan      the Pareto figure of a dpsim plan (plan.json)
   cdf       the TTFT and TPOT CDFs from records files
   common    shared matplotlib helpers
 """

@@ -1,8 +1,8 @@
 """Reading and checking dpsim's JSON outputs. Standard library only (no matplotlib).
 (The per-turn records files, .csv / .jsonl, are read by records.py.)
 
-load(path) reads one file, detects its kind and returns a Run, a Sweep or a Capacity holding only the
-fields the figures use, already checked. Any problem raises InputError whose message names the file,
+load(path) reads one file, detects its kind and returns a Run, a Sweep, a Capacity or a Plan holding
+only the fields the figures use, already checked. Any problem raises InputError whose message names the file,
 the JSON path and what was expected, e.g.
     out/r.json: summary.jct_s: expected a number >= 0, got "fast"
 Keys the figures do not use are ignored, so newer outputs with extra keys still plot.
@@ -11,6 +11,7 @@ Kinds:
   run result       no "kind" key; has "summary" and "resources" (dpsim run)
   sweep summary    "kind": "sweep"     (dpsim sweep: summary.json)
   capacity result  "kind": "capacity"  (online capacity search: one point per APS tried)
+  plan             "kind": "plan"      (dpsim plan: DIR/plan.json, one point per cluster run)
 """
 
 import json
@@ -124,8 +125,51 @@ class Capacity:
     points: list
 
 
+@dataclass
+class PlanPoint:
+    name: str
+    p: int
+    d: int
+    sets: dict  # choice key -> value (empty without --set-list), keys sorted
+    gpus: int
+    cost_per_hour: object  # float or None (no price)
+    ok: bool  # meets the goal
+    ttft_judged_s: object  # float or None (nothing judged, or no run)
+    jct_s: object  # float or None (no run)
+    x: float  # the size: gpus, or cost_per_hour when the objective is "cost"
+    y: object  # the front's y: ttft_judged_s (goal "slo") or jct_s (the JCT goals); None when unknown
+
+    def label(self):
+        return "%dP%dD" % (self.p, self.d)
+
+
+@dataclass
+class Plan:
+    path: str
+    scenario: str  # the scenario file's base name
+    mode: str  # "online" | "offline" ("" when dpsim could not reload the scenario)
+    goal: str  # "slo" | "jct_target" | "min_jct_x_size"
+    objective: str  # "gpus" | "cost"
+    size_unit: str  # "GPUs" | "money per hour"
+    sets: list  # the --set overrides of every run
+    slo_ttft_s: object  # float or None
+    slo_tpot_s: object
+    slo_statistic: str
+    jct_target_s: object  # float or None (set only for goal "jct_target")
+    recommended: object  # a PlanPoint or None
+    objective_value: object  # the recommended point's objective (size, or JCT x size), float or None
+    front: list  # names of the points on the Pareto front (pareto_front)
+    runs: int
+    runs_this_invocation: object  # int or None
+    wall_s: object  # float or None
+    points: list  # PlanPoint, in the order the search probed them
+
+
+PLAN_GOALS = ("slo", "jct_target", "min_jct_x_size")
+PLAN_OBJECTIVES = ("gpus", "cost")
+
 _EXPECTED_KINDS = ('a dpsim run result (an object with "summary" and "resources"), a sweep summary '
-                   '("kind": "sweep") or a capacity result ("kind": "capacity")')
+                   '("kind": "sweep"), a capacity result ("kind": "capacity") or a plan ("kind": "plan")')
 
 
 def _show(value):
@@ -193,7 +237,7 @@ def _describe(kind, minimum=None, positive=False, nullable=False):
 
 
 def load(path):
-    """Reads one file and returns a Run, a Sweep or a Capacity. Raises InputError."""
+    """Reads one file and returns a Run, a Sweep, a Capacity or a Plan. Raises InputError."""
     try:
         with open(path, encoding="utf-8") as f:
             root = json.load(f)
@@ -213,7 +257,9 @@ def load(path):
             return _sweep(doc, root)
         if kind == "capacity":
             return _capacity(doc, root)
-        doc.fail("kind", '"sweep" or "capacity" (run results have no "kind")', _show(kind))
+        if kind == "plan":
+            return _plan(doc, root)
+        doc.fail("kind", '"sweep", "capacity" or "plan" (run results have no "kind")', _show(kind))
     if "summary" in root and "resources" in root:
         return _run(doc, root)
     keys = ", ".join(sorted(root)[:8]) or "none"
@@ -338,3 +384,77 @@ def _capacity(doc, root):
                     slo_tpot_s=optional_positive(slo, "slo", "tpot_s"),
                     capacity_aps=optional_positive(root, "", "capacity_aps"),
                     points=out)
+
+
+def _one_of(names):
+    quoted = ['"%s"' % n for n in names]
+    return "%s or %s" % (", ".join(quoted[:-1]), quoted[-1])
+
+
+def _plan_point(doc, p, at, goal, objective):
+    doc.check(p, at, "object")
+    sets = doc.get(p, at, "sets", "object", default={})
+    cost = doc.get(p, at, "cost_per_hour", "number", default=None, nullable=True, minimum=0)
+    if objective == "cost" and cost is None:  # the size axis is money per hour: every point needs a price
+        doc.fail(_join(at, "cost_per_hour"), 'a number >= 0 (the objective is "cost")',
+                 "null" if "cost_per_hour" in p else "nothing (key missing)")
+    point = PlanPoint(
+        name=doc.get(p, at, "name", "string"),
+        p=doc.get(p, at, "p", "integer", minimum=1),
+        d=doc.get(p, at, "d", "integer", minimum=1),
+        sets={k: sets[k] for k in sorted(sets)},
+        gpus=doc.get(p, at, "gpus", "integer", minimum=1),
+        cost_per_hour=cost,
+        ok=doc.get(p, at, "ok", "bool"),
+        ttft_judged_s=doc.get(p, at, "ttft_judged_s", "number", default=None, nullable=True, minimum=0),
+        jct_s=doc.get(p, at, "jct_s", "number", default=None, nullable=True, minimum=0),
+        x=0.0, y=None)
+    point.x = float(cost if objective == "cost" else point.gpus)
+    point.y = point.ttft_judged_s if goal == "slo" else point.jct_s
+    return point
+
+
+def _plan(doc, root):
+    goal = doc.get(root, "", "goal", "string")
+    if goal not in PLAN_GOALS:
+        doc.fail("goal", _one_of(PLAN_GOALS), _show(goal))
+    objective = doc.get(root, "", "objective", "string")
+    if objective not in PLAN_OBJECTIVES:
+        doc.fail("objective", _one_of(PLAN_OBJECTIVES), _show(objective))
+    points = doc.get(root, "", "points", "array")
+    if not points:
+        doc.fail("points", "a non-empty array", "[]")
+    out = [_plan_point(doc, p, _join("points", i), goal, objective) for i, p in enumerate(points)]
+    names = {p.name for p in out}
+    front = doc.get(root, "", "pareto_front", "array")
+    for i, name in enumerate(front):
+        doc.check(name, _join("pareto_front", i), "string")
+        if name not in names:
+            doc.fail(_join("pareto_front", i), "the name of one of the points", _show(name))
+    rec = doc.get(root, "", "recommended", "object", default=None, nullable=True)
+    slo = doc.get(root, "", "slo", "object", default=None, nullable=True) or {}
+    sets = doc.get(root, "", "sets", "array", default=[])
+
+    def optional(obj, prefix, key, kind="number", **kw):
+        return doc.get(obj, prefix, key, kind, default=None, nullable=True, **kw)
+
+    return Plan(
+        path=doc.path,
+        scenario=os.path.basename(doc.get(root, "", "scenario", "string", default="")),
+        mode=doc.get(root, "", "mode", "string", default=""),
+        goal=goal,
+        objective=objective,
+        size_unit=doc.get(root, "", "size_unit", "string",
+                          default="money per hour" if objective == "cost" else "GPUs"),
+        sets=[doc.check(v, _join("sets", i), "string") for i, v in enumerate(sets)],
+        slo_ttft_s=optional(slo, "slo", "ttft_s", positive=True),
+        slo_tpot_s=optional(slo, "slo", "tpot_s", positive=True),
+        slo_statistic=optional(slo, "slo", "statistic", "string") or "",
+        jct_target_s=optional(root, "", "jct_target_s", positive=True),
+        recommended=None if rec is None else _plan_point(doc, rec, "recommended", goal, objective),
+        objective_value=None if rec is None else optional(rec, "recommended", "objective_value", minimum=0),
+        front=front,
+        runs=doc.get(root, "", "runs", "integer", minimum=0),
+        runs_this_invocation=optional(root, "", "runs_this_invocation", "integer", minimum=0),
+        wall_s=optional(root, "", "wall_s", minimum=0),
+        points=out)

@@ -9,9 +9,9 @@ file. Prints one line per case and "N passed, M failed"; exits 1 when a case fai
 the figures (one folder per case) for a look.
 
 Fixtures: ds27b-32k-*.json are real `dpsim run` results, online-*.csv / online-*.jsonl real per-turn
-records (outputs.requests) with the run results that wrote them beside them (see
-tests/analysis/README.md); sweep-summary.json (made by make_sweep_fixture.py) and capacity.json are
-hand-made in the shape dpsim will write.
+records (outputs.requests) with the run results that wrote them beside them, plan.json a real
+`dpsim plan` output (see tests/analysis/README.md); sweep-summary.json (made by make_sweep_fixture.py)
+and capacity.json are hand-made in the shape dpsim will write.
 """
 
 import argparse
@@ -149,11 +149,28 @@ def _bad_inputs(tmp):
     cap = load_fixture("capacity.json")
     del cap["points"][1]["aps"]
     odd_kind = {"kind": "timeline", "points": []}
+    plan_not_list = load_fixture("plan.json")
+    plan_not_list["points"] = {"n2-p1-d1": plan_not_list["points"][0]}
+    plan_ok = load_fixture("plan.json")
+    plan_ok["points"][2]["ok"] = "yes"
+    plan_front = load_fixture("plan.json")
+    plan_front["pareto_front"].append("n9-p5-d4")
+    plan_cost = load_fixture("plan.json")
+    plan_cost["objective"] = "cost"  # the fixture has no price: cost_per_hour is null
     cases = [
         (write_json(os.path.join(tmp, "bad-jct.json"), run), "summary.jct_s: expected a number"),
         (write_json(os.path.join(tmp, "bad-sweep.json"), sweep), "points[3].utilization.snic"),
         (write_json(os.path.join(tmp, "bad-capacity.json"), cap), "points[1].aps"),
-        (write_json(os.path.join(tmp, "bad-kind.json"), odd_kind), 'kind: expected "sweep" or "capacity"'),
+        (write_json(os.path.join(tmp, "bad-kind.json"), odd_kind),
+         'kind: expected "sweep", "capacity" or "plan"'),
+        (write_json(os.path.join(tmp, "plan-points.json"), plan_not_list),
+         'points: expected an array, got {"n2-p1-d1"'),
+        (write_json(os.path.join(tmp, "plan-ok.json"), plan_ok),
+         'points[2].ok: expected true or false, got "yes"'),
+        (write_json(os.path.join(tmp, "plan-front.json"), plan_front),
+         'pareto_front[1]: expected the name of one of the points, got "n9-p5-d4"'),
+        (write_json(os.path.join(tmp, "plan-cost.json"), plan_cost),
+         'points[0].cost_per_hour: expected a number >= 0 (the objective is "cost"), got null'),
         (write_json(os.path.join(tmp, "not-dpsim.json"), {"hello": 1}), "expected a dpsim run result"),
         (os.path.join(tmp, "missing.json"), "cannot open"),
     ]
@@ -172,6 +189,87 @@ def case_bad_inputs(out, tmp):
         expect(path in stderr, "%s: the message does not name the file: %r" % (path, stderr))
         expect(fragment in stderr, "%s: the message lacks %r: %r" % (path, fragment, stderr))
         expect(not stdout.strip() and not os.path.exists(out), "%s: something was written" % path)
+
+
+def _front(points):
+    """Names of the points no other ok point beats on (x, y), both lower being better (dpsim plan's
+    pareto_front, sim/cli/plan_search.h), in x order."""
+    pts = sorted((p for p in points if p["ok"] and p["y"] is not None), key=lambda p: (p["x"], p["y"]))
+    out, best = [], float("inf")
+    for p in pts:
+        if p["y"] < best:
+            out.append(p["name"])
+            best = p["y"]
+    return out
+
+
+def _plan_variant(doc, goal=None, objective=None, choices=False, none_ok=False):
+    """A copy of the plan fixture turned into another goal / objective / choice set-up, its
+    recommendation and front redone the way dpsim plan makes them."""
+    doc = json.loads(json.dumps(doc))
+    points = doc["points"]
+    if choices:  # --set-list policy.read_path=pe,dualpath: each point twice, the pe copy 1.5x slower
+        twins = []
+        for p in points:
+            pe = dict(p, name=p["name"] + "-pe", sets={"policy.read_path": "pe"})
+            for key in ("ttft_judged_s", "jct_s"):
+                pe[key] = None if p.get(key) is None else p[key] * 1.5
+            twins += [dict(p, name=p["name"] + "-dualpath", sets={"policy.read_path": "dualpath"}), pe]
+        points[:] = twins
+    if objective == "cost":
+        doc.update(objective="cost", size_unit="money per hour")
+        for p in points:
+            p["cost_per_hour"] = 98.3 * p["nodes"]
+    if goal is not None:
+        doc.update(goal=goal, mode="offline", jct_target_s=45.0 if goal == "jct_target" else None)
+        for p in points:
+            p["ok"] = goal == "min_jct_x_size" or p["jct_s"] <= 45.0
+    if none_ok:
+        for p in points:
+            p["ok"] = False
+    size = "cost_per_hour" if doc["objective"] == "cost" else "gpus"
+    yk = "ttft_judged_s" if doc["goal"] == "slo" else "jct_s"
+    view = [{"name": p["name"], "ok": p["ok"], "x": p[size], "y": p.get(yk)} for p in points]
+    doc["pareto_front"] = _front(view)
+    ok = [p for p in points if p["ok"] and p.get(yk) is not None]
+    if doc["goal"] == "min_jct_x_size":
+        rank = lambda p: (p["jct_s"] * p[size], p[size])
+    else:
+        rank = lambda p: (p[size], p[yk])
+    best = min(ok, key=rank) if ok else None
+    doc["recommended"] = None if best is None else dict(best, objective_value=rank(best)[0])
+    return doc
+
+
+def case_plan(out, tmp):
+    """The plan fixture and variants of it: several choices, the two offline goals, the cost
+    objective, no recommendation; with a run result and --only plan (its figures left out)."""
+    doc = load_fixture("plan.json")
+    sys.path.insert(0, os.path.join(ROOT, "analysis"))
+    from dpsim_plots import inputs  # standard library only
+    plan = inputs.load(fixture("plan.json"))
+    expect((plan.goal, plan.objective, plan.mode, len(plan.points)) == ("slo", "gpus", "online", 6),
+           "plan.json read as %s %s %s, %d points" % (plan.goal, plan.objective, plan.mode, len(plan.points)))
+    expect(plan.recommended is not None and plan.recommended.label() == "3P1D",
+           "recommended: %s" % (plan.recommended and plan.recommended.label()))
+    expect([(p.x, p.y) for p in plan.points] == [(p["gpus"], p.get("ttft_judged_s")) for p in doc["points"]],
+           "points' (x, y) are not (gpus, ttft_judged_s)")
+    # plan.json's front is the one README describes: (gpus, ttft_judged_s) over the ok points.
+    view = [{"name": p.name, "ok": p.ok, "x": p.x, "y": p.y} for p in plan.points]
+    expect(plan.front == _front(view) == [p["name"] for p in doc["points"] if p["on_front"]],
+           "pareto_front %s, recomputed %s" % (plan.front, _front(view)))
+    variants = {
+        "choices": _plan_variant(doc, choices=True),
+        "jct-target": _plan_variant(doc, goal="jct_target"),
+        "min-jct": _plan_variant(doc, goal="min_jct_x_size", choices=True),
+        "cost": _plan_variant(doc, objective="cost", choices=True),
+        "none": _plan_variant(doc, none_ok=True),
+    }
+    expect(variants["jct-target"]["recommended"] is not None and variants["none"]["recommended"] is None,
+           "variants: a recommendation expected for jct-target, none for none")
+    paths = [write_json(os.path.join(tmp, name + ".json"), v) for name, v in variants.items()]
+    expect_pngs(out, ["plan-pareto.png"] + [n + "-pareto.png" for n in variants],
+                [fixture("plan.json")] + paths + [fixture("ds27b-32k-pe-128.json"), "--only", "plan"])
 
 
 # Per-turn records (outputs.requests): the CSV fixture is policy dualpath at 1 APS, the JSONL one pe at
