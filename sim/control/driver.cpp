@@ -29,6 +29,18 @@ double TtftLog::windowed_mean(double now, double window_s, int min_turns) const 
   return count >= std::max(1, min_turns) ? std::max(0.0, sum / count) : -1.0;
 }
 
+double TtftLog::windowed_percentile(double now, double window_s, int min_turns, double p) const {
+  std::vector<double> v;
+  for (double issue : waiting_issues) v.push_back(now - issue);
+  for (auto it = first_tokens.rbegin(); it != first_tokens.rend() && it->t > now - window_s; ++it)
+    v.push_back(it->ttft);
+  if (static_cast<int>(v.size()) < std::max(1, min_turns)) return -1.0;
+  const size_t k = static_cast<size_t>(std::ceil(p / 100.0 * v.size()));
+  const size_t i = std::min(v.size() - 1, k == 0 ? 0 : k - 1);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+  return std::max(0.0, v[i]);
+}
+
 std::pair<int, int> TtftLog::window_counts(double now, double window_s) const {
   int all = 0, first = 0;
   for (auto it = first_tokens.rbegin(); it != first_tokens.rend() && it->t > now - window_s; ++it) {
@@ -111,6 +123,7 @@ void Driver::issue(int agent) {
   r.t_issue = engine::now();
   ttft_.waiting++;
   ttft_.waiting_issue_sum += r.t_issue;
+  if (online_) ttft_.waiting_issues.insert(r.t_issue);
   const engine::RequestId id = c_.requests.add(r);
   c_.rec.peak_in_flight = std::max(c_.rec.peak_in_flight, c_.requests.in_flight());
   dispatcher_.submit(id);
@@ -152,6 +165,7 @@ void Driver::first_token(engine::RequestId id) {
   const double t_first = engine::now();
   ttft_.waiting--;
   ttft_.waiting_issue_sum -= r.t_issue;
+  if (online_) ttft_.waiting_issues.erase(ttft_.waiting_issues.find(r.t_issue));
   if (online_) ttft_.first_tokens.push_back({t_first, static_cast<float>(t_first - r.t_issue), r.turn == 0});
   if (c_.timeline != nullptr && c_.timeline->sampled_agent(r.agent)) {
     metrics::TurnTimes t = metrics::turn_times(r);

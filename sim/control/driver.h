@@ -5,6 +5,7 @@
 // per request). When every agent is done it ends the run (stopped_by "all_turns_done", at that time).
 #pragma once
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,9 +40,13 @@ struct TtftLog {
   double mean_turns = 1;                 // turns per agent (or session) of the workload, set at start
   int waiting = 0;                       // issued turns without a first token
   double waiting_issue_sum = 0;          // the sum of their issue times
+  std::multiset<double> waiting_issues;  // their issue times (online only)
   // Mean TTFT over (now - window, now]: turns whose first token came in it count their TTFT, turns still
   // waiting for their first token count their age. Returns -1 when fewer than min_turns turns count.
   double windowed_mean(double now, double window_s, int min_turns) const;
+  // The same turns' TTFT (and ages) at a percentile p in (0, 100], nearest rank as in the summary; -1
+  // when fewer than min_turns turns count.
+  double windowed_percentile(double now, double window_s, int min_turns, double p) const;
   // Over the turns whose first token came in (now - window_s, now]: how many, and how many were first turns.
   std::pair<int, int> window_counts(double now, double window_s) const;
 };

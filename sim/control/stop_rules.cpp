@@ -29,7 +29,10 @@ void StopRules::loop() {
     const double now = engine::now();
     if (warmup_end_s_ < 0 && warmup_over(now)) warmup_end_s_ = sc_.slo.warmup_s >= 0 ? sc_.slo.warmup_s : now;
     if (o.stop_on_slo && warmup_end_s_ >= 0) {
-      const double m = log_.windowed_mean(now, o.slo_window_s, o.slo_min_turns);
+      const std::string& stat = sc_.slo.statistic;
+      const double m = stat == "mean" ? log_.windowed_mean(now, o.slo_window_s, o.slo_min_turns)
+                                      : log_.windowed_percentile(now, o.slo_window_s, o.slo_min_turns,
+                                                                 std::stod(stat.substr(1)));
       if (m > sc_.slo.ttft_s) {
         run_.stop("ttft_slo", now);
         return;

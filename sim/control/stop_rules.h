@@ -4,8 +4,8 @@
 //                 at which the agents' first turns are at most kWarmupShareFactor times their steady-state
 //                 share 1 / (turns per agent) of the turns whose first token came in the SLO window, and
 //                 that window holds slo_min_turns turns);
-//   ttft_slo      after the warm-up, the windowed mean TTFT over slo.ttft_s, once the window holds
-//                 slo_min_turns turns;
+//   ttft_slo      after the warm-up, the windowed TTFT over slo.ttft_s, once the window holds slo_min_turns
+//                 turns; windowed TTFT = the slo.statistic (mean, or a percentile) of the window's turns;
 //   steady_state  the mean TTFT of the last steady_window_s within steady_tolerance (relative) of the same
 //                 measure steady_lag_s earlier (DualPath §7.4).
 #pragma once

@@ -4,6 +4,7 @@
 // tests/e2e/cases/io_1p1d.json.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -260,6 +261,77 @@ TEST_CASE("Online: overload of the cold-start workload -> stopped_by ttft_slo af
   CHECK(num(r.result, "stopped_at_s") >= warm);
   CHECK(num(r.result, "ttft_s", "mean") > 4 * r.result.at("summary").at("slo").at("ttft_s").get<double>());
   CHECK_FALSE(r.result.at("summary").at("meets_slo").get<bool>());
+}
+
+// The TTFT rule measures the window with slo.statistic: the mean, or a percentile (nearest rank) of the
+// TTFTs of the turns whose first token came in the window and the ages of the turns still waiting. The
+// expected stop time is recomputed from the per-turn records of the same run without the rule (same seed,
+// so the same turns up to the stop): at each check t = 1, 2, ... s, the window's statistic over 1 s.
+TEST_CASE("Online: the TTFT rule measures the window with the SLO statistic -> stops where the records say",
+          "[e2e]") {
+  e2e::Scratch scratch;
+  const std::string csv = (scratch.dir / "turns.csv").string();
+  const std::vector<std::string> base = {"workload.aps=50", "slo.ttft_s=1", "slo.warmup_s=0"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), base.begin(), base.end());
+    return extra;
+  };
+  e2e::run_ok(kOnline, with({"outputs.requests=" + csv}));
+  struct Turn {
+    double issue, first, ttft;
+  };
+  std::vector<Turn> turns;
+  {
+    std::ifstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      std::vector<std::string> c;
+      std::stringstream ss(line);
+      std::string cell;
+      while (std::getline(ss, cell, ',')) c.push_back(cell);
+      turns.push_back({std::stod(c.at(2)), std::stod(c.at(7)), std::stod(c.at(10))});
+    }
+  }
+  // online_1p1d.json: slo_window_s 10, slo_min_turns 20, check_interval_s 1.
+  auto expected_stop = [&](const std::string& stat) {
+    for (int t = 1; t <= 400; ++t) {
+      std::vector<double> v;
+      for (const auto& u : turns) {
+        if (u.first > t - 10 && u.first <= t) v.push_back(u.ttft);
+        if (u.issue <= t && u.first > t) v.push_back(t - u.issue);
+      }
+      if (v.size() < 20) continue;
+      std::sort(v.begin(), v.end());
+      double x = 0;
+      if (stat == "mean") {
+        for (double y : v) x += y;
+        x /= v.size();
+      } else {
+        const size_t k = static_cast<size_t>(std::ceil(std::stod(stat.substr(1)) / 100 * v.size()));
+        x = v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)];
+      }
+      if (x > 1.0) return t;
+    }
+    return -1;
+  };
+  int stops = 0;
+  for (const std::string stat : {"mean", "p50", "p90", "p99"}) {
+    const int want = expected_stop(stat);
+    const auto r =
+        e2e::run_dpsim(kOnline, with({"workload.online.stop_on_slo=true", "slo.statistic=" + stat}));
+    REQUIRE(r.exit_code == 0);
+    INFO(stat << ": expected a stop at " << want << " s");
+    if (want < 0) {
+      CHECK(stopped_by(r.result) != "ttft_slo");
+    } else {
+      stops++;
+      CHECK(stopped_by(r.result) == "ttft_slo");
+      CHECK(num(r.result, "stopped_at_s") == Approx(want));
+    }
+  }
+  CHECK(stops >= 1);  // the tail crosses the bound: p90 and p99 stop
+  CHECK(stops <= 3);  // the middle does not: the median stays under it
 }
 
 TEST_CASE("Online: steady TTFT -> stopped_by steady_state after the lag and the window", "[e2e]") {
