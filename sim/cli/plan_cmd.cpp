@@ -214,6 +214,25 @@ int write_plan(const Plan& plan, const PlanStep& step, double wall_s) {
   nlohmann::json rejected = nlohmann::json::array();
   for (const auto& name : step.rejected_neighbours)
     rejected.push_back({{"name", name}, {"why", plan.known.at(name).why}});
+  // Without an answer: whether the largest size tried failed for want of a resource or of latency.
+  std::string diagnosis;
+  if (step.recommended < 0) {
+    int largest = 0;
+    for (const auto& p : points)
+      if (!p["result"].is_null()) largest = std::max(largest, p["nodes"].get<int>());
+    bool latency_bound = largest > 0;
+    for (const auto& p : points) {
+      if (p["nodes"].get<int>() != largest || p["result"].is_null()) continue;
+      const auto& b = p["bottleneck"];
+      latency_bound = latency_bound && b.is_object() && b.value("utilization", 1.0) < kLatencyBound;
+    }
+    if (latency_bound)
+      diagnosis = fmt::format(
+          "every split of the largest size run ({} nodes) failed with no resource class above {:.0f}% "
+          "utilisation: per-request latency, not capacity, misses the goal, and a larger cluster alone will "
+          "not meet it (outputs.requests shows what each turn waited for)",
+          largest, 100 * kLatencyBound);
+  }
   const auto sc = config::load_scenario(plan.scenario, plan.sets);
   nlohmann::json j = {
       {"kind", "plan"},
@@ -236,6 +255,7 @@ int write_plan(const Plan& plan, const PlanStep& step, double wall_s) {
         {"prune", plan.space.prune},
         {"set_lists", plan.a.set_lists}}},
       {"recommended", rec},
+      {"diagnosis", diagnosis.empty() ? nlohmann::json() : nlohmann::json(diagnosis)},
       {"best_per_choice", best},
       {"rejected_neighbours", rejected},
       {"pareto_front", front},
@@ -254,6 +274,7 @@ int write_plan(const Plan& plan, const PlanStep& step, double wall_s) {
                 p["why"].is_string() ? p["why"].get<std::string>().c_str() : "");
   if (rec.is_null()) {
     std::printf("no cluster of %d to %d nodes meets the goal\n", plan.space.min_nodes, plan.space.max_nodes);
+    if (!diagnosis.empty()) std::printf("%s\n", diagnosis.c_str());
   } else {
     std::printf("recommended: %dP%dD (%d nodes, %d GPUs%s)%s\n  %s\n", rec["p"].get<int>(),
                 rec["d"].get<int>(), rec["nodes"].get<int>(), rec["gpus"].get<int>(),

@@ -17,15 +17,17 @@ double number_or_inf(const nlohmann::json& j) {
   return j.is_number() ? j.get<double>() : kInf;
 }
 
-// The resource class that ran fullest, for the reasons of a failed point.
+// The resource class that ran fullest (the results' bottleneck), for the reasons of a failed point; below
+// kLatencyBound the run was not short of any resource, and a larger cluster alone will not help.
 std::string fullest(const nlohmann::json& result) {
   if (!result.contains("bottleneck") || !result["bottleneck"].is_object()) return "";
   const auto& b = result["bottleneck"];
   if (!b.contains("resource") || !b["resource"].is_string() || !b.contains("utilization") ||
       !b["utilization"].is_number())
     return "";
-  return fmt::format("; fullest: {} at {:.0f}%", b["resource"].get<std::string>(),
-                     100 * b["utilization"].get<double>());
+  const double u = b["utilization"].get<double>();
+  return fmt::format("; fullest: {} at {:.0f}%{}", b["resource"].get<std::string>(), 100 * u,
+                     u < kLatencyBound ? " (latency-bound: no resource is short)" : "");
 }
 
 // One search of one choice, replayed over the known outcomes.

@@ -67,6 +67,10 @@ struct PlanPoint {
   int nodes() const { return pd.p + pd.d; }
 };
 
+// A failed run whose fullest resource class ran below this mean utilisation is called latency-bound in its
+// reason: per-request latency, not capacity, missed the goal.
+inline constexpr double kLatencyBound = 0.5;
+
 // What one run says about its point.
 struct PlanOutcome {
   bool ok = false;    // meets the goal

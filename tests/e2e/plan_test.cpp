@@ -152,3 +152,33 @@ TEST_CASE("Plan: bad arguments -> exit 2 and a message naming them", "[e2e][plan
     CHECK(e2e::read_text(log).find(b.message) != std::string::npos);
   }
 }
+
+TEST_CASE("Plan: no cluster meets the goal -> exit 1, and latency-bound only when no resource ran short",
+          "[e2e][plan]") {
+  e2e::Scratch s;
+  auto plan = [&](const std::string& args, const std::string& name) {
+    const auto dir = s.dir / name;
+    const int code = shell(
+        dpsim("plan " + e2e::shell_quoted(kCase) + " " + args + " --out " + e2e::shell_quoted(dir.string()),
+              s.dir / (name + ".log")));
+    INFO(e2e::read_text(s.dir / (name + ".log")));
+    CHECK(code == 1);
+    return e2e::read_json((dir / "plan.json").string());
+  };
+  // A TTFT bound of 10 ms at a light load: every run fails with every resource far from full.
+  const auto light =
+      plan("--set workload.aps=1 --set workload.agents=60 --set slo.ttft_s=0.01 --max-nodes 4", "l");
+  CHECK(light.at("recommended").is_null());
+  REQUIRE(light.at("diagnosis").is_string());
+  CHECK(light.at("diagnosis").get<std::string>().find("latency") != std::string::npos);
+  for (const auto& p : light.at("points"))
+    if (p.at("nodes") == 4) CHECK(p.at("bottleneck").at("utilization").get<double>() < 0.5);
+  // An overload on at most 3 nodes: the prefill GPUs run full, so the diagnosis is not latency.
+  const auto heavy = plan("--set workload.aps=40 --set workload.agents=600 --max-nodes 3", "h");
+  CHECK(heavy.at("recommended").is_null());
+  CHECK(heavy.at("diagnosis").is_null());
+  bool full = false;
+  for (const auto& p : heavy.at("points"))
+    full = full || p.at("bottleneck").at("utilization").get<double>() >= 0.5;
+  CHECK(full);
+}
