@@ -28,6 +28,7 @@
 #include "sim/workload/azure.h"
 #include "sim/workload/generator.h"
 #include "sim/workload/mooncake.h"
+#include "sim/workload/scaling.h"
 
 namespace sim::cli {
 
@@ -228,6 +229,12 @@ StatusOr<Workload> build_workload(const config::ScenarioConfig& sc) {
   } else {
     w.trajectories =
         workload::generate_dataset(wc.generator.dataset, wc.generator.trajectories, wc.generator.seed);
+  }
+  if (wc.append_scale != 1.0 || wc.gen_scale != 1.0) {
+    // MaxLen: the generated dataset's (Table 2), or the trace file's longest trajectory.
+    const int64_t max_len = wc.trace.empty() ? workload::find_dataset(wc.generator.dataset)->max_len
+                                             : workload::max_total_tokens(w.trajectories);
+    w.trajectories = workload::scale_trajectories(w.trajectories, wc.append_scale, wc.gen_scale, max_len);
   }
   w.agents = workload::build_offline_agents(w.trajectories, wc.agents, wc.max_turns,
                                             workload::kDefaultSyntheticFirstRoundTokens, sc.seed);

@@ -28,6 +28,8 @@ struct References {
 
 // Largest outputs.timeline_max_events: about 12 GB of events in memory.
 constexpr int64_t kMaxTimelineEvents = 100000000;
+// Largest workload.append_scale / gen_scale: beyond it every turn of a dataset passes its MaxLen.
+constexpr double kMaxScale = 1000;
 
 // Largest P and D: a bound far above any real cluster, so that nodes x GPUs per node (<= 64) fits an int.
 constexpr int kMaxNodesPerRole = 1000000;
@@ -62,8 +64,15 @@ void read_workload(JsonReader& r, WorkloadConfig& w, std::string& trace) {
   w.agents = count(r, "agents", def.agents, 1);
   w.max_turns = count(r, "max_turns", def.max_turns, 0);
   w.aps = r.positive("aps", def.aps);
+  w.append_scale = r.number("append_scale", def.append_scale, 0, kMaxScale, false);
+  w.gen_scale = r.number("gen_scale", def.gen_scale, 0, kMaxScale, false);
   w.trace_format = r.one_of("trace_format", def.trace_format, {"native", "mooncake", "azure"});
   w.over_context = r.one_of("over_context", def.over_context, {"error", "drop"});
+  for (const char* k : {"append_scale", "gen_scale"})
+    if (r.ok() && w.trace_format != "native" && r.raw(k) != nullptr && r.raw(k)->is_number() &&
+        r.raw(k)->get<double>() != 1.0)
+      r.fail(k, "1 with a request trace (trace_format mooncake or azure): scaling applies to trajectories",
+             r.raw(k));
   if (r.ok() && w.trace_format != "native" && trace.empty())
     r.fail("trace_format", "\"native\" when workload.trace is empty (only native traces are generated)",
            r.raw("trace_format"));
@@ -313,6 +322,8 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                    {"agents", w.agents},
                    {"max_turns", w.max_turns},
                    {"aps", w.aps},
+                   {"append_scale", w.append_scale},
+                   {"gen_scale", w.gen_scale},
                    {"trace_format", w.trace_format},
                    {"over_context", w.over_context},
                    {"online",

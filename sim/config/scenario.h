@@ -52,6 +52,10 @@ struct WorkloadConfig {
   int agents = 2048;
   int max_turns = 0;  // 0 = whole trajectories; >0 truncates each trajectory
   double aps = 1.0;   // online: agent arrivals per second
+  // DualPath Fig. 9: each turn's append (gen) tokens times this, then each trajectory cut at the dataset's
+  // MaxLen (sim/workload/scaling.h). Trajectories only (native traces, the generator).
+  double append_scale = 1.0;
+  double gen_scale = 1.0;
   OnlineConfig online;
 };
 
