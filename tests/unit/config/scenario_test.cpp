@@ -104,8 +104,12 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["policy"]["pe_group_nodes"] == 0);
   CHECK(r["sim"].size() == 5);
   CHECK(r["sim"]["persist_interval_s"] == 2.0);
-  CHECK(r["workload"].size() == 9);
+  CHECK(r["workload"].size() == 11);
   CHECK(r["workload"]["over_context"] == "error");
+  CHECK(r["workload"]["append_scale"] == 1.0);
+  CHECK(r["workload"]["gen_scale"] == 1.0);
+  CHECK(r["slo"]["warmup_s"] == "auto");
+  CHECK(r["outputs"]["requests"] == "");
 }
 
 TEST_CASE("Scenario: resolved JSON loaded again -> the same resolved JSON", "[unit]") {
