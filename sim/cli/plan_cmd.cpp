@@ -162,20 +162,12 @@ nlohmann::json point_json(const Plan& plan, const PlanPoint& p, const PlanOutcom
 }
 
 int write_plan(const Plan& plan, const PlanStep& step, double wall_s) {
-  std::map<std::string, PlanPoint> by_name;
-  for (int c = 0; c < static_cast<int>(plan.space.choices.size()); ++c)
-    for (int n = plan.space.min_nodes; n <= plan.space.max_nodes; ++n)
-      for (const auto& pd : plan_splits(n, plan.space.choices[c], plan.space)) {
-        const PlanPoint p = plan_point(c, pd, plan.space);
-        by_name[p.name] = p;
-      }
   nlohmann::json points = nlohmann::json::array();
   std::vector<std::pair<double, double>> xy;
   std::vector<size_t> xy_point;
   int runs = 0;
-  for (const auto& name : step.probed) {
-    const PlanPoint& p = by_name.at(name);
-    const PlanOutcome& o = plan.known.at(name);
+  for (const PlanPoint& p : step.probed) {
+    const PlanOutcome& o = plan.known.at(p.name);
     nlohmann::json j = point_json(plan, p, o);
     if (!j["result"].is_null()) runs++;
     j["on_front"] = false;

@@ -47,7 +47,7 @@ class ChoiceSearch {
     bool all = true;
     for (const auto& pd : plan_splits(n, s_.choices[choice_], s_)) {
       const PlanPoint p = plan_point(choice_, pd, s_);
-      if (seen_.insert(p.name).second) step_.probed.push_back(p.name);
+      if (seen_.insert(p.name).second) step_.probed.push_back(p);
       if (known_.count(p.name) == 0) {
         step_.needed.push_back(p);
         all = false;

@@ -109,7 +109,7 @@ struct PlanStep {
   std::vector<PlanBest> best;
   int recommended = -1;
   std::vector<std::string> rejected_neighbours;
-  std::vector<std::string> probed;  // every point the search looked at, in the order it did
+  std::vector<PlanPoint> probed;  // every point the search looked at, in the order it did
 };
 
 PlanStep plan_step(const PlanSpace& s, const std::map<std::string, PlanOutcome>& known);

@@ -165,8 +165,10 @@ void Driver::first_token(engine::RequestId id) {
   const double t_first = engine::now();
   ttft_.waiting--;
   ttft_.waiting_issue_sum -= r.t_issue;
-  if (online_) ttft_.waiting_issues.erase(ttft_.waiting_issues.find(r.t_issue));
-  if (online_) ttft_.first_tokens.push_back({t_first, static_cast<float>(t_first - r.t_issue), r.turn == 0});
+  if (online_) {
+    ttft_.waiting_issues.erase(ttft_.waiting_issues.find(r.t_issue));
+    ttft_.first_tokens.push_back({t_first, static_cast<float>(t_first - r.t_issue), r.turn == 0});
+  }
   if (c_.timeline != nullptr && c_.timeline->sampled_agent(r.agent)) {
     metrics::TurnTimes t = metrics::turn_times(r);
     t.first = t_first;

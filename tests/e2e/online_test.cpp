@@ -7,8 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -194,16 +192,12 @@ const std::string kColdStart = e2e::case_file("cold_start_4p1d.json");
 // (count, mean TTFT) over the records of a CSV whose first token came after `after` (or at or before it,
 // when `before`).
 std::pair<int, double> ttft_of_records(const std::string& csv, double after, bool before) {
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);  // header: column 7 is first_token_s, 10 is ttft_s (tests/e2e/requests_test.cpp)
+  // Column 7 is first_token_s, 10 is ttft_s (tests/e2e/requests_test.cpp); line 0 is the header.
+  const auto lines = e2e::read_csv(csv);
   int n = 0;
   double sum = 0;
-  while (std::getline(in, line)) {
-    std::vector<std::string> c;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) c.push_back(cell);
+  for (size_t l = 1; l < lines.size(); ++l) {
+    const auto& c = lines[l];
     const double first = std::stod(c.at(7));
     if ((first > after) != before) {
       n++;
@@ -282,18 +276,9 @@ TEST_CASE("Online: the TTFT rule measures the window with the SLO statistic -> s
     double issue, first, ttft;
   };
   std::vector<Turn> turns;
-  {
-    std::ifstream in(csv);
-    std::string line;
-    std::getline(in, line);
-    while (std::getline(in, line)) {
-      std::vector<std::string> c;
-      std::stringstream ss(line);
-      std::string cell;
-      while (std::getline(ss, cell, ',')) c.push_back(cell);
-      turns.push_back({std::stod(c.at(2)), std::stod(c.at(7)), std::stod(c.at(10))});
-    }
-  }
+  const auto lines = e2e::read_csv(csv);
+  for (size_t l = 1; l < lines.size(); ++l)
+    turns.push_back({std::stod(lines[l].at(2)), std::stod(lines[l].at(7)), std::stod(lines[l].at(10))});
   // online_1p1d.json: slo_window_s 10, slo_min_turns 20, check_interval_s 1.
   auto expected_stop = [&](const std::string& stat) {
     for (int t = 1; t <= 400; ++t) {

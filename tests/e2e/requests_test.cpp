@@ -4,10 +4,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -42,28 +40,16 @@ const std::vector<std::string> kColumns = {"agent",
 
 using Row = std::map<std::string, std::string>;
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  std::string cell;
-  while (std::getline(ss, cell, ',')) out.push_back(cell);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
 // The rows of a records CSV, REQUIRing its header to be kColumns.
 std::vector<Row> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::string line;
-  REQUIRE(std::getline(in, line));
-  REQUIRE(split(line) == kColumns);
+  auto lines = e2e::read_csv(path);
+  REQUIRE(!lines.empty());
+  REQUIRE(lines.front() == kColumns);
   std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    const auto cells = split(line);
-    REQUIRE(cells.size() == kColumns.size());
+  for (size_t l = 1; l < lines.size(); ++l) {
+    REQUIRE(lines[l].size() == kColumns.size());
     Row r;
-    for (size_t i = 0; i < cells.size(); ++i) r[kColumns[i]] = cells[i];
+    for (size_t i = 0; i < kColumns.size(); ++i) r[kColumns[i]] = lines[l][i];
     rows.push_back(r);
   }
   return rows;

@@ -76,6 +76,19 @@ std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   return lines;
 }
 
+std::vector<std::vector<std::string>> read_csv(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(read_text(path));
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
 std::string timeout_prefix(double seconds) {
   const char* env = std::getenv("DPSIM_E2E_TIMEOUT_SCALE");
   const double scale = env != nullptr && std::atof(env) > 0 ? std::atof(env) : 1.0;

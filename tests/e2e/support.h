@@ -36,6 +36,8 @@ std::string repo_file(const std::string& relative);
 // Reads a JSON file (REQUIREs that it parses) or a JSONL file (one JSON value per non-empty line).
 nlohmann::json read_json(const std::string& path);
 std::vector<nlohmann::json> read_jsonl(const std::string& path);
+// The lines of a CSV file (no quoting), each split on commas; an empty last cell is kept.
+std::vector<std::vector<std::string>> read_csv(const std::string& path);
 
 struct Run {
   std::string command;      // the shell command, for messages

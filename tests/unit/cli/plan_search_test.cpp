@@ -178,7 +178,7 @@ TEST_CASE("Plan search, SLO goal: a wrong answer is caught (the smallest feasibl
   CHECK(step.best[0].size == 88);
   // Probed sizes: 2, 4, 8, 16 (doubling), then 12, 10, 11 (bisection): 7 sizes, not 31.
   std::set<int> sizes;
-  for (const auto& name : step.probed) sizes.insert(std::stoi(name.substr(1, name.find('-') - 1)));
+  for (const auto& p : step.probed) sizes.insert(p.nodes());
   CHECK(sizes == std::set<int>{2, 4, 8, 16, 12, 10, 11});
   // The neighbours rejected: the splits of 10 nodes (all fail).
   CHECK(step.rejected_neighbours.size() == plan_splits(10, s.choices[0], s).size());
