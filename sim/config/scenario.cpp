@@ -120,6 +120,19 @@ void read_policy(JsonReader& r, PolicyConfig& p) {
   p.persist_append = r.boolean("persist_append", def.persist_append);
 }
 
+void read_storage(JsonReader& r, StorageConfig& s, const WorkloadConfig& w) {
+  const StorageConfig def;
+  s.capacity_bytes = r.non_negative("capacity_bytes", def.capacity_bytes);
+  s.eviction = r.one_of("eviction", def.eviction, policy::eviction_names());
+  // A request trace's hits are the trace's own (shared prefixes across sessions): the tier keeps prefixes
+  // per agent, which only trajectories have.
+  if (r.ok() && s.capacity_bytes > 0 && w.trace_format != "native")
+    r.fail("capacity_bytes",
+           "0 (unlimited) with a request trace (trace_format mooncake or azure): the storage tier keeps "
+           "each agent's prefix, which only trajectories (native traces, the generator) have",
+           r.raw("capacity_bytes"));
+}
+
 void read_sim(JsonReader& r, SimConfig& s) {
   const SimConfig def;
   s.layer_group = count(r, "layer_group", def.layer_group, 0);
@@ -238,6 +251,7 @@ Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& 
   r.object("workload", [&](JsonReader& w) { read_workload(w, sc.workload, refs.trace); });
   r.object("slo", [&](JsonReader& s) { read_slo(s, sc.slo); });
   r.object("policy", [&](JsonReader& p) { read_policy(p, sc.policy); });
+  r.object("storage", [&](JsonReader& s) { read_storage(s, sc.storage, sc.workload); });
   r.object("sim", [&](JsonReader& s) { read_sim(s, sc.sim); });
   r.object("network", [&](JsonReader& n) { read_network(n, sc.network); });
   r.object("outputs", [&](JsonReader& o) { read_outputs(o, sc.outputs); });
@@ -350,6 +364,7 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                  {"beta_tokens", p.beta_tokens},
                  {"persist_block_tokens", p.persist_block_tokens},
                  {"persist_append", p.persist_append}};
+  j["storage"] = {{"capacity_bytes", sc.storage.capacity_bytes}, {"eviction", sc.storage.eviction}};
   j["sim"] = {{"layer_group", sc.sim.layer_group},
               {"read_depth", sc.sim.read_depth},
               {"persist_interval_s", sc.sim.persist_interval_s},

@@ -86,6 +86,12 @@ struct PolicyConfig {
   bool persist_append = true;      // the DE persists the appended tokens' KV too
 };
 
+// The KV tier in storage (sim/storage/prefix_store.h; the storage's bandwidth is the hardware file's).
+struct StorageConfig {
+  double capacity_bytes = 0;     // KV the storage holds across agents; 0 = unlimited (no eviction)
+  std::string eviction = "lru";  // registry name (policy/policies.def): whose prefix loses its tail first
+};
+
 struct SimConfig {
   int layer_group = 0;  // layers simulated together; 0 = fluid pipeline (sim/engine/forward_pass.h)
   double persist_interval_s = 2.0;  // a DE's persistence writes are coalesced over this long; 0 = none
@@ -128,6 +134,7 @@ struct ScenarioConfig {
   WorkloadConfig workload;
   SloConfig slo;
   PolicyConfig policy;
+  StorageConfig storage;
   SimConfig sim;
   NetworkConfig network;
   OutputConfig outputs;

@@ -110,13 +110,15 @@ void Driver::issue(int agent) {
   r.turn = k;
   if (replay_.empty()) {
     const workload::Turn t = agents_[agent].turn(k);
-    r.hit = context_[agent];
-    r.miss = t.append;
+    // What storage still holds of the context is read; what it gave up is computed again.
+    r.hit = c_.stored.lookup(agent, context_[agent], engine::now());
+    r.recomputed = context_[agent] - r.hit;
+    r.miss = t.append + r.recomputed;
     r.gen = std::max(1, t.gen);
     context_[agent] += t.append + t.gen;
   } else {
     const ReplayTurn& t = replay_[agent][k];
-    r.hit = t.hit;
+    r.hit = c_.stored.lookup(agent, t.hit, engine::now());  // unlimited storage: a trace's hits
     r.miss = t.miss;
     r.gen = t.gen;
   }
@@ -236,6 +238,9 @@ void Driver::turn_done(engine::RequestId id, double t_done) {
   c_.rec.miss_tokens += r.miss;
   c_.rec.gen_tokens += r.gen;
   c_.rec.last_done = std::max(c_.rec.last_done, t_done);
+  c_.rec.recomputed_tokens += r.recomputed;
+  // The turn's KV is persisted: storage holds the agent's whole context so far.
+  c_.stored.store(r.agent, r.hit + r.miss + r.gen, t_done);
   const int agent = r.agent;
   c_.requests.release(id);
   next_turn_[agent]++;

@@ -1,6 +1,8 @@
 #include "sim/engine/cluster.h"
 
+#include "sim/core/check.h"
 #include "sim/cost/compute_model.h"
+#include "sim/policy/registry.h"
 
 namespace sim::engine {
 
@@ -11,6 +13,14 @@ std::vector<int> engine_nodes(const platform::PlatformHandles& h, platform::Node
   std::vector<int> out;
   for (const auto& e : h.engines_of(role)) out.push_back(e.first);
   return out;
+}
+
+// The storage tier's eviction policy (the name was validated with the scenario).
+std::unique_ptr<policy::EvictionPolicy> eviction(const config::StorageConfig& s) {
+  if (s.capacity_bytes <= 0) return nullptr;
+  auto p = policy::make_eviction(s.eviction);
+  SIM_CHECK(static_cast<bool>(p), "storage.eviction: {}", p.status().message());
+  return std::move(*p);
 }
 
 }  // namespace
@@ -33,6 +43,8 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
       buffers_(static_cast<int>(h.nodes.size()), sc.cluster.dram_buffer_bytes, sizes_.kv_token),
       hbm_(loads_, h.gpus_of(platform::NodeRole::kDecode), sizes_.de_hbm_kv, sizes_.kv_token),
       storage_(h, t),
+      stored_(sc.storage.capacity_bytes / sizes_.kv_token, sc.policy.persist_block_tokens, eviction(sc.storage),
+              sc.outputs.timeseries_interval_s),
       gpu_(recorder, t),
       ctx_{sc,
            h,
@@ -43,6 +55,7 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
            hbm_,
            t,
            storage_,
+           stored_,
            gpu_,
            recorder,
            sizes_.kv_token,

@@ -48,6 +48,7 @@ class Cluster {
   const std::vector<DecodeEngineState>& des() const { return decode_.engines(); }
   const resources::BufferPool& buffers() const { return buffers_; }
   const resources::HbmPool& hbm() const { return hbm_; }
+  const storage::PrefixStore& stored() const { return stored_; }
   double kv_bytes_per_token() const { return ctx_.kv_token; }
 
  private:
@@ -65,6 +66,7 @@ class Cluster {
   resources::BufferPool buffers_;
   resources::HbmPool hbm_;
   storage::DirectBackend storage_;
+  storage::PrefixStore stored_;
   GpuCompute gpu_;
   EngineContext ctx_;
   ReaderService reader_;

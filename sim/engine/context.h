@@ -11,6 +11,7 @@
 #include "sim/platform/handles.h"
 #include "sim/resources/buffer_pool.h"
 #include "sim/resources/hbm_pool.h"
+#include "sim/storage/prefix_store.h"
 #include "sim/storage/storage_backend.h"
 #include "sim/transport/transport.h"
 
@@ -41,6 +42,7 @@ struct EngineContext {
   resources::HbmPool& hbm;
   transport::Transport& transport;
   storage::StorageBackend& storage;
+  storage::PrefixStore& stored;  // which prefix of each agent's context storage holds (storage.capacity_bytes)
   GpuCompute& gpu;
   Recorder& rec;
   double kv_token = 0;        // KV bytes per token, all layers

@@ -23,6 +23,7 @@ struct Recorder {
   int64_t turns_completed = 0;
   double prompt_tokens = 0;  // hit + miss over completed turns
   double miss_tokens = 0;
+  double recomputed_tokens = 0;  // of miss_tokens: context evicted from storage, computed again
   double gen_tokens = 0;
   double hit_bytes_read = 0;    // bytes read from storage
   double hit_bytes_loaded = 0;  // hit KV bytes that reached a PE GPU (loads of hit tokens)

@@ -16,7 +16,8 @@ struct Request {
   int agent = 0;
   int turn = 0;
   double hit = 0;          // earlier context, read from storage
-  double miss = 0;         // appended tokens, prefilled
+  double miss = 0;         // appended tokens, prefilled (and the context storage no longer held)
+  double recomputed = 0;   // of `miss`: context tokens evicted from storage, computed again
   double gen = 0;          // tokens to generate (the first by the prefill)
   int pe = 0;              // prefill engine index
   int de = 0;              // decode engine index

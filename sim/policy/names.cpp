@@ -18,4 +18,12 @@ const std::vector<std::string>& scheduler_names() {
   return names;
 }
 
+const std::vector<std::string>& eviction_names() {
+  static const std::vector<std::string> names = {
+#define EVICTION_POLICY(name, factory) name,
+#include "sim/policy/policies.def"
+  };
+  return names;
+}
+
 }  // namespace sim::policy

@@ -8,5 +8,6 @@ namespace sim::policy {
 
 const std::vector<std::string>& read_path_names();
 const std::vector<std::string>& scheduler_names();
+const std::vector<std::string>& eviction_names();
 
 }  // namespace sim::policy

@@ -6,6 +6,7 @@ namespace sim::policy {
 
 #define READ_PATH_POLICY(name, factory) std::unique_ptr<ReadPathPolicy> factory();
 #define SCHEDULER_POLICY(name, factory) std::unique_ptr<SchedulerPolicy> factory();
+#define EVICTION_POLICY(name, factory) std::unique_ptr<EvictionPolicy> factory();
 #include "sim/policy/policies.def"
 
 namespace {
@@ -31,6 +32,14 @@ StatusOr<std::unique_ptr<SchedulerPolicy>> make_scheduler(const std::string& nam
   if (name == n) return factory();
 #include "sim/policy/policies.def"
   return Status::error("unknown scheduler policy '" + name + "' (expected one of " + list(scheduler_names()) +
+                       ")");
+}
+
+StatusOr<std::unique_ptr<EvictionPolicy>> make_eviction(const std::string& name) {
+#define EVICTION_POLICY(n, factory) \
+  if (name == n) return factory();
+#include "sim/policy/policies.def"
+  return Status::error("unknown eviction policy '" + name + "' (expected one of " + list(eviction_names()) +
                        ")");
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/core/status.h"
+#include "sim/policy/eviction.h"
 #include "sim/policy/read_path.h"
 #include "sim/policy/scheduler.h"
 
@@ -12,5 +13,6 @@ namespace sim::policy {
 
 StatusOr<std::unique_ptr<ReadPathPolicy>> make_read_path(const std::string& name);
 StatusOr<std::unique_ptr<SchedulerPolicy>> make_scheduler(const std::string& name);
+StatusOr<std::unique_ptr<EvictionPolicy>> make_eviction(const std::string& name);
 
 }  // namespace sim::policy

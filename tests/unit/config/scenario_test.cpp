@@ -86,7 +86,7 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   std::vector<std::string> keys;
   for (auto it = r.begin(); it != r.end(); ++it) keys.push_back(it.key());
   CHECK(keys == std::vector<std::string>{"cluster", "description", "hardware", "model", "name", "network",
-                                         "outputs", "policy", "seed", "sim", "slo", "workload"});
+                                         "outputs", "policy", "seed", "sim", "slo", "storage", "workload"});
   CHECK(r["hardware"] == "tiny-hw.json");
   CHECK(r["model"] == "tiny-model.json");
   CHECK(r["name"] == "minimal");
@@ -110,6 +110,9 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["workload"]["gen_scale"] == 1.0);
   CHECK(r["slo"]["warmup_s"] == "auto");
   CHECK(r["outputs"]["requests"] == "");
+  CHECK(r["storage"].size() == 2);
+  CHECK(r["storage"]["capacity_bytes"] == 0.0);
+  CHECK(r["storage"]["eviction"] == "lru");
 }
 
 TEST_CASE("Scenario: resolved JSON loaded again -> the same resolved JSON", "[unit]") {
