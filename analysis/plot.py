@@ -9,6 +9,10 @@ a stream, keeping only TTFT and TPOT. Any other input is a run result (dpsim run
 (kind "sweep"), a capacity result (kind "capacity") or a plan (kind "plan": dpsim plan's plan.json);
 the kind is detected from the content. Writes into DIR (created if needed), printing one line per PNG:
   jct.png                      JCT bars per read-path policy against agents (>= 2 offline run results)
+  scaling.png                  JCT of Basic, DualPath, Oracle against workload.append_scale and gen_scale
+                               (DualPath Fig. 9 layout), when offline run results of one set-up and
+                               agent count differ in those scales; such runs at a scale other than 1
+                               are left out of jct.png
   latency.png                  TTFT/TPOT p50, p99 against APS (online run results at >= 2 rates)
   ttft-breakdown.png           TTFT breakdown, one stacked bar per run result
   <input>-utilization.png      per run result: utilisation over time per SNIC/CNIC/DRAM/PCIe/storage/GPU
@@ -22,8 +26,8 @@ the kind is detected from the content. Writes into DIR (created if needed), prin
 <input> is the file name without its extension (with its folder's name in front when two inputs share
 it); records files are named apart from the JSON inputs, so r.csv and r.json may go together.
 --only jct,ttft,... writes only those figure families (names: jct, latency, ttft, utilization, sweep,
-cdf, plan). --after SECONDS keeps, in latency-cdf.png, only the turns whose first_token_s is > SECONDS
-(the SLO warm-up: a run result's summary.slo.warmup_end_s), and the title says so.
+cdf, plan, scaling). --after SECONDS keeps, in latency-cdf.png, only the turns whose first_token_s is
+> SECONDS (the SLO warm-up: a run result's summary.slo.warmup_end_s), and the title says so.
 
 Exit codes: 0 = done; 2 = bad command line, an input that is not a readable dpsim output (the message
 names the file, the JSON path or the line and column, and what was expected), or DIR cannot be
@@ -37,14 +41,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from dpsim_plots import inputs, records  # noqa: E402  (after the path set-up; standard library only)
+# After the path set-up; standard library only (scaling's drawing imports matplotlib when called).
+from dpsim_plots import inputs, records, scaling  # noqa: E402
 
 # Debian's python3-matplotlib installs for the system interpreter; when `python3` on PATH is another
 # one (pyenv, a virtualenv) without matplotlib, the script re-runs itself under this interpreter.
 SYSTEM_PYTHON = "/usr/bin/python3"
 _REEXEC_ENV = "DPSIM_PLOT_REEXEC"
 # Figure families, as --only names them (a capacity result gives a "latency" and a "ttft" figure).
-FIGURES = ("jct", "latency", "ttft", "utilization", "sweep", "cdf", "plan")
+FIGURES = ("jct", "latency", "ttft", "utilization", "sweep", "cdf", "plan", "scaling")
 
 
 def _figure_list(text):
@@ -105,7 +110,8 @@ def _import_figures():
         sys.exit(3)
     from dpsim_plots import capacity, cdf, plan, runs, sweep
 
-    return {"capacity": capacity, "cdf": cdf, "plan": plan, "runs": runs, "sweep": sweep}
+    return {"capacity": capacity, "cdf": cdf, "plan": plan, "runs": runs, "scaling": scaling,
+            "sweep": sweep}
 
 
 def _names(paths):
@@ -157,6 +163,18 @@ def _cdf_curves(loaded, names, notes):
     return curves
 
 
+def _scaling(groups, offline, notes):
+    """The scaling figure's entry in the plan ([] when no group has a panel), and its notes."""
+    for run in (r for g in groups for r in g.left_out):
+        notes.append("%s: append_scale %g and gen_scale %g are both other than 1: in neither panel of "
+                     "scaling.png" % (run.path, run.append_scale, run.gen_scale))
+    rows = [g for g in groups if g.panels]
+    if not rows and scaling.scales_vary(offline):
+        notes.append("the offline run results differ in append_scale or gen_scale, but no set-up and agent "
+                     "count has runs that differ in one of them with the other at 1: no scaling.png")
+    return [("scaling", "scaling_figure", rows, "scaling.png")] if rows else []
+
+
 def _plan(loaded, names, want):
     """The figures to draw, as (module, function, data, file name) in output order, and the notes for
     stderr. Decided before matplotlib is imported, so inputs that give no figure cost no import."""
@@ -164,8 +182,16 @@ def _plan(loaded, names, want):
     offline = [r for r in run_results if r.mode == "offline"]
     online = [r for r in run_results if r.mode == "online" and r.aps is not None]
     plan, notes = [], []
-    if "jct" in want and len(offline) >= 2:
-        plan.append(("runs", "jct_bars", offline, "jct.png"))
+    groups = scaling.groups(offline)
+    scaled = [r for g in groups if g.panels for r in g.runs if r.scales()]  # drawn in scaling.png
+    bars = [r for r in offline if not any(r is s for s in scaled)]
+    if "jct" in want and len(bars) >= 2:
+        plan.append(("runs", "jct_bars", bars, "jct.png"))
+    if "jct" in want and scaled:
+        notes.append("jct.png leaves out the %d run results that scaling.png draws at an append_scale or "
+                     "gen_scale other than 1" % len(scaled))
+    if "scaling" in want:
+        plan += _scaling(groups, offline, notes)
     if "latency" in want and len({r.aps for r in online}) >= 2:
         plan.append(("capacity", "latency_vs_aps_runs", online, "latency.png"))
     if "ttft" in want and run_results:

@@ -9,5 +9,6 @@ Entry point: analysis/plot.py. Modules:
   capacity  latency against APS and the TTFT breakdown per APS point
   plan      the Pareto figure of a dpsim plan (plan.json)
   cdf       the TTFT and TPOT CDFs from records files
+  scaling   JCT against workload.append_scale / gen_scale (DualPath Fig. 9); its grouping needs no matplotlib
   common    shared matplotlib helpers
 """

@@ -77,6 +77,14 @@ class Run:
     slo_ttft_s: object = None  # summary.slo.ttft_s (float), None when absent
     slo_tpot_s: object = None
     warmup_end_s: object = None  # summary.slo.warmup_end_s (float), None when absent or null
+    append_scale: float = 1.0  # scenario.workload.append_scale (1 when absent: results older than it)
+    gen_scale: float = 1.0  # scenario.workload.gen_scale
+
+    def scales(self):
+        """The workload's scaling as text, e.g. "append x1.5", "append x2, gen x3"; "" when both are 1."""
+        parts = [("%s x%g" % (what, value)) for what, value in (("append", self.append_scale),
+                                                               ("gen", self.gen_scale)) if value != 1]
+        return ", ".join(parts)
 
     def has_series(self):
         """True when some link has a utilisation time series (timeseries_interval_s > 0)."""
@@ -294,6 +302,9 @@ def _run(doc, root):
         ttft_s=doc.numbers(summary, "summary", "ttft_s"),
         tpot_s=doc.numbers(summary, "summary", "tpot_s"),
         ttft_breakdown_s=doc.numbers(summary, "summary", "ttft_breakdown_s"),
+        append_scale=doc.get(workload, "scenario.workload", "append_scale", "number", default=1.0,
+                             positive=True),
+        gen_scale=doc.get(workload, "scenario.workload", "gen_scale", "number", default=1.0, positive=True),
     )
     slo = doc.get(summary, "summary", "slo", "object", default={})  # online runs: the SLO and its warm-up
 

@@ -8,9 +8,10 @@ Runs plot.py as a user would (a subprocess) and checks the PNGs it writes (PNG s
 file. Prints one line per case and "N passed, M failed"; exits 1 when a case fails. --keep DIR keeps
 the figures (one folder per case) for a look.
 
-Fixtures: ds27b-32k-*.json are real `dpsim run` results, online-*.csv / online-*.jsonl real per-turn
-records (outputs.requests) with the run results that wrote them beside them, plan.json a real
-`dpsim plan` output (see tests/analysis/README.md); sweep-summary.json (made by make_sweep_fixture.py)
+Fixtures: ds27b-32k-*.json are real `dpsim run` results, scaling/*.json real ones cut down to the keys
+plot.py reads (make_scaling_fixtures.py), online-*.csv / online-*.jsonl real per-turn records
+(outputs.requests) with the run results that wrote them beside them, plan.json a real `dpsim plan`
+output (see tests/analysis/README.md); sweep-summary.json (made by make_sweep_fixture.py)
 and capacity.json are hand-made in the shape dpsim will write.
 """
 
@@ -157,6 +158,11 @@ def _bad_inputs(tmp):
     plan_front["pareto_front"].append("n9-p5-d4")
     plan_cost = load_fixture("plan.json")
     plan_cost["objective"] = "cost"  # the fixture has no price: cost_per_hour is null
+    scaled = os.path.join("scaling", "append-2-basic.json")
+    append_text, gen_zero, complete_text = load_fixture(scaled), load_fixture(scaled), load_fixture(scaled)
+    append_text["scenario"]["workload"]["append_scale"] = "x2"
+    gen_zero["scenario"]["workload"]["gen_scale"] = 0
+    complete_text["complete"] = "yes"
     cases = [
         (write_json(os.path.join(tmp, "bad-jct.json"), run), "summary.jct_s: expected a number"),
         (write_json(os.path.join(tmp, "bad-sweep.json"), sweep), "points[3].utilization.snic"),
@@ -171,6 +177,12 @@ def _bad_inputs(tmp):
          'pareto_front[1]: expected the name of one of the points, got "n9-p5-d4"'),
         (write_json(os.path.join(tmp, "plan-cost.json"), plan_cost),
          'points[0].cost_per_hour: expected a number >= 0 (the objective is "cost"), got null'),
+        (write_json(os.path.join(tmp, "append-text.json"), append_text),
+         'scenario.workload.append_scale: expected a number > 0, got "x2"'),
+        (write_json(os.path.join(tmp, "gen-zero.json"), gen_zero),
+         "scenario.workload.gen_scale: expected a number > 0, got 0"),
+        (write_json(os.path.join(tmp, "complete-text.json"), complete_text),
+         'complete: expected true or false, got "yes"'),
         (write_json(os.path.join(tmp, "not-dpsim.json"), {"hello": 1}), "expected a dpsim run result"),
         (os.path.join(tmp, "missing.json"), "cannot open"),
     ]
@@ -446,6 +458,141 @@ def case_records_cdf_data(out, tmp):
         _close(sum(rec.ttft_s) / rec.kept(), slo["ttft_judged_s"], "%s: mean TTFT after the warm-up" % name)
         _close(sum(rec.tpot_s) / len(rec.tpot_s), slo["tpot_judged_s"],
                "%s: mean TPOT after the warm-up" % name)
+
+
+# Append and generation scaling (scaling.png). fixtures/scaling/ holds 21 real results cut down by
+# make_scaling_fixtures.py, named append-X-SYSTEM.json (gen_scale 1) and gen-X-SYSTEM.json (append_scale 1).
+SCALING = os.path.join(FIX, "scaling")
+SCALING_SYSTEMS = {"basic": "Basic", "dualpath": "DualPath", "oracle": "Oracle"}
+
+
+def _analysis_modules():
+    """dpsim_plots.inputs, dpsim_plots.scaling and plot.py's module (their data parts need no matplotlib)."""
+    sys.path.insert(0, os.path.join(ROOT, "analysis"))
+    import plot
+    from dpsim_plots import inputs, scaling
+    return inputs, scaling, plot
+
+
+def _table(panel):
+    """{line label: [(scale, jct_s, complete, runs)]} of a scaling.Panel, rounded for comparison."""
+    return {label: [(p.scale, round(p.jct_s, 6), p.complete, p.runs) for p in points]
+            for label, points in panel.lines.items()}
+
+
+def case_scaling(out, tmp):
+    """plot.py on the real scaling fixtures; the points drawn are the files' JCTs, by their names."""
+    paths = sorted(os.path.join(SCALING, n) for n in os.listdir(SCALING))
+    expect(len(paths) == 21, "fixtures/scaling: %d files, expected 21" % len(paths))
+    stderr = expect_pngs(out, ["jct.png", "scaling.png", "ttft-breakdown.png"], paths)
+    expect("jct.png leaves out the 18 run results" in stderr, "no note on jct.png's runs: %r" % stderr)
+    expect_pngs(os.path.join(tmp, "only"), ["scaling.png"], paths + ["--only", "scaling"])
+    inputs, scaling, _ = _analysis_modules()
+    groups = scaling.groups([inputs.load(p) for p in paths])
+    expect(len(groups) == 1 and [p.axis for p in groups[0].panels] == ["append", "gen"],
+           "groups: %s" % [(g.title, [p.axis for p in g.panels]) for g in groups])
+    panels = {p.axis: p for p in groups[0].panels}
+    # What each file says, by its name: (panel, scale, system) -> JCT; the x1 files are in both panels.
+    expected = {}
+    for path in paths:
+        kind, scale, name = os.path.splitext(os.path.basename(path))[0].split("-")
+        with open(path) as f:
+            jct = json.load(f)["summary"]["jct_s"]
+        for axis in (("append", "gen") if float(scale) == 1 else (kind,)):
+            expected[(axis, float(scale), SCALING_SYSTEMS[name])] = jct
+    drawn = {(axis, p.scale, label): p.jct_s for axis, panel in panels.items()
+             for label, points in panel.lines.items() for p in points}
+    expect(drawn == expected, "points drawn %s, expected from the files %s" % (sorted(drawn.items()),
+                                                                              sorted(expected.items())))
+    expect(all(p.complete for panel in panels.values() for pts in panel.lines.values() for p in pts),
+           "a complete run drawn as stopped early")
+    for axis, panel in panels.items():
+        want = [(s, expected[(axis, s, "Basic")] / expected[(axis, s, "DualPath")])
+                for s in (1.0, 1.5, 2.0, 3.0)]
+        got = [(s.scale, s.ratio) for s in panel.speedups]
+        expect([s for s, _ in got] == [s for s, _ in want] and all(s.bound == "" for s in panel.speedups),
+               "%s: speedups at %s" % (axis, got))
+        for (scale, ratio), (_, ratio_want) in zip(got, want):
+            _close(ratio, ratio_want, "%s x%g: DualPath's speedup over Basic" % (axis, scale))
+
+
+def _scaling_run(read_path, layerwise, append, gen, jct, complete=True, agents=64):
+    """A run result as plot.py reads it, made by hand (the keys of make_scaling_fixtures.py)."""
+    return {"complete": complete, "resources": {},
+            "scenario": {"name": "tiny", "model": "ds27b",
+                         "cluster": {"prefill_nodes": 1, "decode_nodes": 1},
+                         "workload": {"agents": agents, "mode": "offline", "append_scale": append,
+                                      "gen_scale": gen},
+                         "policy": {"read_path": read_path, "layerwise": layerwise, "scheduler": "round_robin"},
+                         "outputs": {"timeseries_interval_s": 0}},
+            "summary": {"jct_s": jct, "ttft_s": {"mean": 1.0}, "tpot_s": {"mean": 0.01},
+                        "ttft_breakdown_s": {"queue": 0.5, "prefill": 0.5}}}
+
+
+# Hand-made runs: file name -> (read_path, layerwise, append_scale, gen_scale, JCT s[, complete[, agents]]).
+# Traps: "pe" with layerwise (not Basic), two DualPath seeds at append x1.5, a Basic at append x2 and
+# gen x2 (in neither panel), runs stopped early at gen x3, and a 512-agent set-up (no scaling: not drawn).
+SCALING_RUNS = {
+    "basic-x1": ("pe", False, 1, 1, 100), "dual-x1": ("dualpath", True, 1, 1, 50),
+    "oracle-x1": ("oracle", True, 1, 1, 40), "pelw-x1": ("pe", True, 1, 1, 70),
+    "basic-a1.5": ("pe", False, 1.5, 1, 130), "dual-a1.5-seed1": ("dualpath", True, 1.5, 1, 60),
+    "dual-a1.5-seed2": ("dualpath", True, 1.5, 1, 70),
+    "basic-a2": ("pe", False, 2, 1, 200), "dual-a2": ("dualpath", True, 2, 1, 80),
+    "oracle-a2": ("oracle", True, 2, 1, 60), "pelw-a2": ("pe", True, 2, 1, 150),
+    "basic-g2": ("pe", False, 1, 2, 300), "dual-g2": ("dualpath", True, 1, 2, 100),
+    "oracle-g2": ("oracle", True, 1, 2, 90),
+    "basic-g3": ("pe", False, 1, 3, 400, False), "dual-g3": ("dualpath", True, 1, 3, 150),
+    "oracle-g3": ("oracle", True, 1, 3, 95, False),
+    "basic-a2-g2": ("pe", False, 2, 2, 999),
+    "basic-512": ("pe", False, 1, 1, 10, True, 512), "dual-512": ("dualpath", True, 1, 1, 5, True, 512),
+}
+
+
+def case_scaling_series(out, tmp):
+    """The series of hand-made runs: which run goes in which panel and line, the JCTs, the speedups."""
+    paths = [write_json(os.path.join(tmp, name + ".json"), _scaling_run(*args))
+             for name, args in SCALING_RUNS.items()]
+    inputs, scaling, plot = _analysis_modules()
+    runs = [inputs.load(p) for p in paths]
+    groups = scaling.groups(runs)
+    titles = [g.title for g in groups]
+    expect(titles == ["tiny (ds27b, 1P1D), 64 agents"], "groups %s" % titles)
+    group = groups[0]
+    expect([os.path.basename(r.path) for r in group.left_out] == ["basic-a2-g2.json"],
+           "left out: %s" % [r.path for r in group.left_out])
+    panels = {p.axis: p for p in group.panels}
+    expect(sorted(panels) == ["append", "gen"], "panels %s" % sorted(panels))
+    expect(_table(panels["append"]) == {
+        "Basic": [(1, 100, True, 1), (1.5, 130, True, 1), (2, 200, True, 1)],
+        "DualPath": [(1, 50, True, 1), (1.5, 65, True, 2), (2, 80, True, 1)],
+        "Oracle": [(1, 40, True, 1), (2, 60, True, 1)],
+        "pe, layerwise": [(1, 70, True, 1), (2, 150, True, 1)],
+    }, "append panel: %s" % _table(panels["append"]))
+    expect(_table(panels["gen"]) == {
+        "Basic": [(1, 100, True, 1), (2, 300, True, 1), (3, 400, False, 1)],
+        "DualPath": [(1, 50, True, 1), (2, 100, True, 1), (3, 150, True, 1)],
+        "Oracle": [(1, 40, True, 1), (2, 90, True, 1), (3, 95, False, 1)],
+        "pe, layerwise": [(1, 70, True, 1)],
+    }, "gen panel: %s" % _table(panels["gen"]))
+    expect(list(panels["append"].lines) == ["Basic", "DualPath", "Oracle", "pe, layerwise"],
+           "line order %s" % list(panels["append"].lines))
+    seeds = panels["append"].lines["DualPath"][1]
+    expect((seeds.low_s, seeds.high_s) == (60, 70), "DualPath x1.5 min-max %s-%s" % (seeds.low_s, seeds.high_s))
+    speedups = {axis: [(s.scale, round(s.ratio, 6), s.bound) for s in p.speedups] for axis, p in panels.items()}
+    # gen x3: Basic stopped early, so its JCT and the speedup 400 / 150 are lower bounds.
+    expect(speedups == {"append": [(1, 2.0, ""), (1.5, 2.0, ""), (2, 2.5, "")],
+                        "gen": [(1, 2.0, ""), (2, 3.0, ""), (3, round(400 / 150, 6), ">=")]},
+           "speedups %s" % speedups)
+    bound = panels["gen"].speedups[-1].text()
+    expect(bound == "\u22652.67\u00d7", "gen x3's speedup written %r" % bound)
+    # plot.py: jct.png keeps the runs scaling.png does not draw at a scale other than 1.
+    planned, _ = plot._plan(runs, [os.path.basename(p) for p in paths], {"jct", "scaling"})
+    bars = {os.path.basename(r.path) for r in next(d for _, f, d, _ in planned if f == "jct_bars")}
+    expect(bars == {"basic-x1.json", "dual-x1.json", "oracle-x1.json", "pelw-x1.json", "basic-a2-g2.json",
+                    "basic-512.json", "dual-512.json"}, "jct.png's runs: %s" % sorted(bars))
+    stderr = expect_pngs(out, ["jct.png", "scaling.png"], paths + ["--only", "jct,scaling"])
+    expect("basic-a2-g2.json: append_scale 2 and gen_scale 2 are both other than 1" in stderr
+           and "leaves out the 13 run results" in stderr, "notes: %r" % stderr)
 
 
 def case_resource_names(out, tmp):
