@@ -478,21 +478,20 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   j["balance"] = balance_json(links, rec, sc.outputs, rec.last_done);
   double buffer_peak = 0;
   for (size_t n = 0; n < h.nodes.size(); ++n) buffer_peak = std::max(buffer_peak, cluster.buffers().peak(n));
-  j["invariants"] = {
-      {"turns_all_completed", rec.turns_completed == totals.turns},
-      {"storage_bytes_read", rec.hit_bytes_read},
-      // The workload's hit tokens, less the context that storage gave up (computed, not read).
-      {"hit_bytes_expected",
-       (static_cast<double>(totals.hit_tokens) - rec.recomputed_tokens) * cluster.kv_bytes_per_token()},
-      {"hit_bytes_loaded_to_pe", rec.hit_bytes_loaded},
-      {"peak_requests_in_flight", rec.peak_in_flight},
-      {"peak_transfers_in_flight", transport.peak_in_flight()},
-      {"transfers", transport.transfers()},
-      {"link_bytes_conservation_error", links.conservation_error()},
-      {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
-      {"dram_buffer_peak_bytes", buffer_peak},
-      {"dram_buffer_held_at_end_bytes", cluster.buffers().held()},
-      {"de_hbm_held_at_end_bytes", cluster.hbm().held()}};
+  j["invariants"] = {{"turns_all_completed", rec.turns_completed == totals.turns},
+                     {"storage_bytes_read", rec.hit_bytes_read},
+                     // The workload's hit tokens, less the context that storage gave up (computed, not read).
+                     {"hit_bytes_expected", (static_cast<double>(totals.hit_tokens) - rec.recomputed_tokens) *
+                                                cluster.kv_bytes_per_token()},
+                     {"hit_bytes_loaded_to_pe", rec.hit_bytes_loaded},
+                     {"peak_requests_in_flight", rec.peak_in_flight},
+                     {"peak_transfers_in_flight", transport.peak_in_flight()},
+                     {"transfers", transport.transfers()},
+                     {"link_bytes_conservation_error", links.conservation_error()},
+                     {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
+                     {"dram_buffer_peak_bytes", buffer_peak},
+                     {"dram_buffer_held_at_end_bytes", cluster.buffers().held()},
+                     {"de_hbm_held_at_end_bytes", cluster.hbm().held()}};
   if (timeline) {  // outputs.timeline: the trace file, and where it went
     const std::string err = write_file_atomically(sc.outputs.timeline, timeline->to_json());
     if (!err.empty()) return Status::error(fmt::format("{}: outputs.timeline: {}", sc.file, err));

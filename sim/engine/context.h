@@ -42,7 +42,8 @@ struct EngineContext {
   resources::HbmPool& hbm;
   transport::Transport& transport;
   storage::StorageBackend& storage;
-  storage::PrefixStore& stored;  // which prefix of each agent's context storage holds (storage.capacity_bytes)
+  storage::PrefixStore&
+      stored;  // which prefix of each agent's context storage holds (storage.capacity_bytes)
   GpuCompute& gpu;
   Recorder& rec;
   double kv_token = 0;        // KV bytes per token, all layers

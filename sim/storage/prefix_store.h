@@ -39,11 +39,11 @@ class PrefixStore {
   void store(int key, double tokens, double t);
 
   struct Counters {
-    double asked_tokens = 0;      // over lookups: context tokens asked for
-    double served_tokens = 0;     // of them, found stored
-    double evicted_tokens = 0;    // given up to fit the capacity
-    int64_t evictions = 0;        // prefixes trimmed (one per victim per store)
-    double stored_tokens = 0;     // held now
+    double asked_tokens = 0;    // over lookups: context tokens asked for
+    double served_tokens = 0;   // of them, found stored
+    double evicted_tokens = 0;  // given up to fit the capacity
+    int64_t evictions = 0;      // prefixes trimmed (one per victim per store)
+    double stored_tokens = 0;   // held now
     double peak_stored_tokens = 0;
   };
   const Counters& counters() const { return n_; }

@@ -36,9 +36,9 @@ TEST_CASE("PrefixStore: unlimited serves every token asked for and counts what i
 
 TEST_CASE("PrefixStore lru: the least recently used prefix loses its last whole blocks", "[storage]") {
   auto s = lru(300);
-  turn(s, 0, 0, 100, 0);  // a used at 1
-  turn(s, 1, 0, 100, 1);  // b used at 2
-  turn(s, 2, 0, 100, 2);  // c used at 3
+  turn(s, 0, 0, 100, 0);                  // a used at 1
+  turn(s, 1, 0, 100, 1);                  // b used at 2
+  turn(s, 2, 0, 100, 2);                  // c used at 3
   CHECK(turn(s, 0, 100, 100, 3) == 100);  // a used again at 4: b is now the least recent
   // d stores 55: 355 > 300, 55 over: b keeps floor((100 - 55) / 10) x 10 = 40 tokens (60 evicted).
   turn(s, 3, 0, 55, 5);
@@ -80,9 +80,9 @@ TEST_CASE("PrefixStore lru: a prefix pinned by a turn in flight is not evicted, 
 TEST_CASE("PrefixStore: the hit rate per series interval is the lookups' served over asked tokens",
           "[storage]") {
   auto s = lru(100, 10, 10);
-  turn(s, 0, 0, 100, 0);      // [0, 10): asked 0
-  turn(s, 1, 0, 100, 2);      // b stored: a (least recent) goes whole
-  CHECK(s.lookup(0, 100, 12) == 0);   // [10, 20): asked 100, served 0
+  turn(s, 0, 0, 100, 0);               // [0, 10): asked 0
+  turn(s, 1, 0, 100, 2);               // b stored: a (least recent) goes whole
+  CHECK(s.lookup(0, 100, 12) == 0);    // [10, 20): asked 100, served 0
   CHECK(s.lookup(1, 100, 25) == 100);  // [20, 30): asked 100, served 100
   REQUIRE(s.series().size() == 3);
   CHECK(s.series()[0].first == 0);
