@@ -86,6 +86,29 @@ nlohmann::json storage_json(const config::ScenarioConfig& sc, const storage::Pre
           {"series_interval_s", sc.outputs.timeseries_interval_s}};
 }
 
+// dram_tier: the KV tier in each node's DRAM (cache.dram_bytes), null without one.
+//   hit_rate              hit tokens taken from a DRAM tier / hit tokens, over the turns placed (Oracle's
+//                         free transport left out)
+//   snic_bytes_saved      the storage reads (SNIC bytes) those tokens did not need
+//   evicted_bytes         given up to fit, over every node; stored_bytes_peak: the fullest node's most
+nlohmann::json dram_tier_json(const config::ScenarioConfig& sc,
+                              const std::vector<storage::PrefixStore>& tiers, const engine::Recorder& rec,
+                              double kv_token) {
+  if (tiers.empty()) return nullptr;
+  double evicted = 0, peak = 0;
+  for (const auto& t : tiers) {
+    evicted += t.counters().evicted_tokens * kv_token;
+    peak = std::max(peak, t.counters().peak_stored_tokens * kv_token);
+  }
+  const double asked = rec.dram_tier_asked_tokens, served = rec.dram_tier_served_tokens;
+  return {{"bytes_per_node", sc.cache.dram_bytes},
+          {"eviction", sc.cache.eviction},
+          {"hit_rate", asked > 0 ? served / asked : 0.0},
+          {"snic_bytes_saved", served * kv_token},
+          {"evicted_bytes", evicted},
+          {"stored_bytes_peak", peak}};
+}
+
 // balance: DualPath §7.5's two load-balance measures, whole-run and over time.
 //   snic_max_avg        max/avg traffic across the storage NICs per window, averaged over the windows
 //                       with traffic; snic_max_avg_series: the same per series interval
@@ -418,6 +441,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   s["kv_bytes_per_token"] = cluster.kv_bytes_per_token();
   s["hit_rate"] = rec.prompt_tokens > 0 ? (rec.prompt_tokens - rec.miss_tokens) / rec.prompt_tokens : 0.0;
   s["storage"] = storage_json(sc, cluster.stored(), rec, cluster.kv_bytes_per_token());
+  s["dram_tier"] = dram_tier_json(sc, cluster.dram_tier(), rec, cluster.kv_bytes_per_token());
   metrics::CostInputs cost;
   cost.per_node_hour = sc.hardware.cost_per_node_hour;
   cost.nodes = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
@@ -478,20 +502,25 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   j["balance"] = balance_json(links, rec, sc.outputs, rec.last_done);
   double buffer_peak = 0;
   for (size_t n = 0; n < h.nodes.size(); ++n) buffer_peak = std::max(buffer_peak, cluster.buffers().peak(n));
-  j["invariants"] = {{"turns_all_completed", rec.turns_completed == totals.turns},
-                     {"storage_bytes_read", rec.hit_bytes_read},
-                     // The workload's hit tokens, less the context that storage gave up (computed, not read).
-                     {"hit_bytes_expected", (static_cast<double>(totals.hit_tokens) - rec.recomputed_tokens) *
-                                                cluster.kv_bytes_per_token()},
-                     {"hit_bytes_loaded_to_pe", rec.hit_bytes_loaded},
-                     {"peak_requests_in_flight", rec.peak_in_flight},
-                     {"peak_transfers_in_flight", transport.peak_in_flight()},
-                     {"transfers", transport.transfers()},
-                     {"link_bytes_conservation_error", links.conservation_error()},
-                     {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
-                     {"dram_buffer_peak_bytes", buffer_peak},
-                     {"dram_buffer_held_at_end_bytes", cluster.buffers().held()},
-                     {"de_hbm_held_at_end_bytes", cluster.hbm().held()}};
+  const double hit_bytes_expected =
+      (static_cast<double>(totals.hit_tokens) - rec.recomputed_tokens) * cluster.kv_bytes_per_token();
+  j["invariants"] = {
+      {"turns_all_completed", rec.turns_completed == totals.turns},
+      {"storage_bytes_read", rec.hit_bytes_read},
+      // The workload's hit tokens, less the context that storage gave up (computed, not read): what must
+      // reach the PE GPUs; of it, what a DRAM tier did not hold must come from storage.
+      {"hit_bytes_expected", hit_bytes_expected},
+      {"storage_bytes_expected",
+       hit_bytes_expected - rec.dram_tier_served_tokens * cluster.kv_bytes_per_token()},
+      {"hit_bytes_loaded_to_pe", rec.hit_bytes_loaded},
+      {"peak_requests_in_flight", rec.peak_in_flight},
+      {"peak_transfers_in_flight", transport.peak_in_flight()},
+      {"transfers", transport.transfers()},
+      {"link_bytes_conservation_error", links.conservation_error()},
+      {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
+      {"dram_buffer_peak_bytes", buffer_peak},
+      {"dram_buffer_held_at_end_bytes", cluster.buffers().held()},
+      {"de_hbm_held_at_end_bytes", cluster.hbm().held()}};
   if (timeline) {  // outputs.timeline: the trace file, and where it went
     const std::string err = write_file_atomically(sc.outputs.timeline, timeline->to_json());
     if (!err.empty()) return Status::error(fmt::format("{}: outputs.timeline: {}", sc.file, err));

@@ -133,6 +133,12 @@ void read_storage(JsonReader& r, StorageConfig& s, const WorkloadConfig& w) {
            r.raw("capacity_bytes"));
 }
 
+void read_cache(JsonReader& r, CacheConfig& c) {
+  const CacheConfig def;
+  c.dram_bytes = r.non_negative("dram_bytes", def.dram_bytes);
+  c.eviction = r.one_of("eviction", def.eviction, policy::eviction_names());
+}
+
 void read_sim(JsonReader& r, SimConfig& s) {
   const SimConfig def;
   s.layer_group = count(r, "layer_group", def.layer_group, 0);
@@ -252,6 +258,7 @@ Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& 
   r.object("slo", [&](JsonReader& s) { read_slo(s, sc.slo); });
   r.object("policy", [&](JsonReader& p) { read_policy(p, sc.policy); });
   r.object("storage", [&](JsonReader& s) { read_storage(s, sc.storage, sc.workload); });
+  r.object("cache", [&](JsonReader& c) { read_cache(c, sc.cache); });
   r.object("sim", [&](JsonReader& s) { read_sim(s, sc.sim); });
   r.object("network", [&](JsonReader& n) { read_network(n, sc.network); });
   r.object("outputs", [&](JsonReader& o) { read_outputs(o, sc.outputs); });
@@ -365,6 +372,7 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                  {"persist_block_tokens", p.persist_block_tokens},
                  {"persist_append", p.persist_append}};
   j["storage"] = {{"capacity_bytes", sc.storage.capacity_bytes}, {"eviction", sc.storage.eviction}};
+  j["cache"] = {{"dram_bytes", sc.cache.dram_bytes}, {"eviction", sc.cache.eviction}};
   j["sim"] = {{"layer_group", sc.sim.layer_group},
               {"read_depth", sc.sim.read_depth},
               {"persist_interval_s", sc.sim.persist_interval_s},

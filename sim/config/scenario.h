@@ -92,6 +92,12 @@ struct StorageConfig {
   std::string eviction = "lru";  // registry name (policy/policies.def): whose prefix loses its tail first
 };
 
+// A KV tier in each node's DRAM (sim/storage/prefix_store.h), beside the DRAM buffers.
+struct CacheConfig {
+  double dram_bytes = 0;         // per node; 0 = no tier (the DRAM buffers keep nothing after a turn)
+  std::string eviction = "lru";  // registry name (policy/policies.def)
+};
+
 struct SimConfig {
   int layer_group = 0;  // layers simulated together; 0 = fluid pipeline (sim/engine/forward_pass.h)
   double persist_interval_s = 2.0;  // a DE's persistence writes are coalesced over this long; 0 = none
@@ -135,6 +141,7 @@ struct ScenarioConfig {
   SloConfig slo;
   PolicyConfig policy;
   StorageConfig storage;
+  CacheConfig cache;
   SimConfig sim;
   NetworkConfig network;
   OutputConfig outputs;

@@ -204,8 +204,8 @@ void Driver::record(const engine::Request& r, const engine::TurnSample& s, doubl
   t.pe_node = c_.loads.pe_node(r.pe);
   t.de = r.de;
   t.de_node = c_.loads.de_node(r.de);
-  t.pe_read_bytes = engine::wire_bytes(r, r.pe_fraction * r.hit * c_.kv_token);
-  t.de_read_bytes = engine::wire_bytes(r, (1 - r.pe_fraction) * r.hit * c_.kv_token);
+  t.pe_read_bytes = engine::wire_bytes(r, engine::storage_tokens(r, true) * c_.kv_token);
+  t.de_read_bytes = engine::wire_bytes(r, engine::storage_tokens(r, false) * c_.kv_token);
   c_.request_log->write(t);
 }
 
@@ -241,6 +241,17 @@ void Driver::turn_done(engine::RequestId id, double t_done) {
   c_.rec.recomputed_tokens += r.recomputed;
   // The turn's KV is persisted: storage holds the agent's whole context so far.
   c_.stored.store(r.agent, r.hit + r.miss + r.gen, t_done);
+  if (!c_.dram_tier.empty()) {
+    // The DE node's DRAM held the whole prompt KV (its buffer) and the generated KV on its way to storage:
+    // its tier keeps the context. The PE node's DRAM held the hit when the PE side read all of it.
+    c_.dram_tier[c_.loads.de_node(r.de)].store(r.agent, r.hit + r.miss + r.gen, t_done);
+    auto& pe_tier = c_.dram_tier[c_.loads.pe_node(r.pe)];
+    if (r.pe_fraction >= 1 && r.kv_transport == engine::KvTransport::kLinks) {
+      pe_tier.store(r.agent, r.hit, t_done);
+    } else {
+      pe_tier.release(r.agent, t_done);
+    }
+  }
   const int agent = r.agent;
   c_.requests.release(id);
   next_turn_[agent]++;

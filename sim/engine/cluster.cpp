@@ -15,12 +15,23 @@ std::vector<int> engine_nodes(const platform::PlatformHandles& h, platform::Node
   return out;
 }
 
-// The storage tier's eviction policy (the name was validated with the scenario).
-std::unique_ptr<policy::EvictionPolicy> eviction(const config::StorageConfig& s) {
-  if (s.capacity_bytes <= 0) return nullptr;
-  auto p = policy::make_eviction(s.eviction);
-  SIM_CHECK(static_cast<bool>(p), "storage.eviction: {}", p.status().message());
+// An eviction policy by name (validated with the scenario), or null for an unlimited tier.
+std::unique_ptr<policy::EvictionPolicy> eviction(double capacity, const std::string& name) {
+  if (capacity <= 0) return nullptr;
+  auto p = policy::make_eviction(name);
+  SIM_CHECK(static_cast<bool>(p), "eviction: {}", p.status().message());
   return std::move(*p);
+}
+
+// cache.dram_bytes: one tier per node, or none.
+std::vector<storage::PrefixStore> make_dram_tier(const config::ScenarioConfig& sc, size_t nodes,
+                                                 double kv_token) {
+  std::vector<storage::PrefixStore> out;
+  if (sc.cache.dram_bytes <= 0) return out;
+  for (size_t n = 0; n < nodes; ++n)
+    out.emplace_back(sc.cache.dram_bytes / kv_token, sc.policy.persist_block_tokens,
+                     eviction(sc.cache.dram_bytes, sc.cache.eviction));
+  return out;
 }
 
 }  // namespace
@@ -44,11 +55,13 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
       hbm_(loads_, h.gpus_of(platform::NodeRole::kDecode), sizes_.de_hbm_kv, sizes_.kv_token),
       storage_(h, t),
       stored_(sc.storage.capacity_bytes / sizes_.kv_token, sc.policy.persist_block_tokens,
-              eviction(sc.storage), sc.outputs.timeseries_interval_s),
+              eviction(sc.storage.capacity_bytes, sc.storage.eviction), sc.outputs.timeseries_interval_s),
+      dram_tier_(make_dram_tier(sc, h.nodes.size(), sizes_.kv_token)),
       gpu_(recorder, t),
-      ctx_{sc,       h,          run_,    requests_, loads_,   buffers_,        hbm_,
-           t,        storage_,   stored_, gpu_,      recorder, sizes_.kv_token, sizes_.kv_token_layer,
-           timeline, request_log},
+      ctx_{sc,         h,          run_,     requests_,       loads_,
+           buffers_,   hbm_,       t,        storage_,        stored_,
+           dram_tier_, gpu_,       recorder, sizes_.kv_token, sizes_.kv_token_layer,
+           timeline,   request_log},
       reader_(ctx_),
       prefill_(ctx_),
       decode_(ctx_),

@@ -49,6 +49,7 @@ class Cluster {
   const resources::BufferPool& buffers() const { return buffers_; }
   const resources::HbmPool& hbm() const { return hbm_; }
   const storage::PrefixStore& stored() const { return stored_; }
+  const std::vector<storage::PrefixStore>& dram_tier() const { return dram_tier_; }
   double kv_bytes_per_token() const { return ctx_.kv_token; }
 
  private:
@@ -67,6 +68,7 @@ class Cluster {
   resources::HbmPool hbm_;
   storage::DirectBackend storage_;
   storage::PrefixStore stored_;
+  std::vector<storage::PrefixStore> dram_tier_;
   GpuCompute gpu_;
   EngineContext ctx_;
   ReaderService reader_;

@@ -2,6 +2,8 @@
 // root). A service reaches the others only through their methods.
 #pragma once
 
+#include <vector>
+
 #include "sim/config/scenario.h"
 #include "sim/control/run_control.h"
 #include "sim/engine/gpu_compute.h"
@@ -42,8 +44,10 @@ struct EngineContext {
   resources::HbmPool& hbm;
   transport::Transport& transport;
   storage::StorageBackend& storage;
-  storage::PrefixStore&
-      stored;  // which prefix of each agent's context storage holds (storage.capacity_bytes)
+  // Which prefix of each agent's context storage holds (storage.capacity_bytes).
+  storage::PrefixStore& stored;
+  // Per node, the prefixes its DRAM tier holds (cache.dram_bytes); empty without a tier.
+  std::vector<storage::PrefixStore>& dram_tier;
   GpuCompute& gpu;
   Recorder& rec;
   double kv_token = 0;        // KV bytes per token, all layers

@@ -114,10 +114,23 @@ void Dispatcher::place(RequestId id, int pe, int de) {
 void Dispatcher::start_reads(RequestId id) {
   Request& q = c_.requests[id];
   const policy::ClusterView& v = c_.loads.view(now());
-  const policy::ReadDecision d = read_path_->choose(info(id), v.pes[q.pe], v.des[q.de], v);
+  policy::RequestInfo ri = info(id);
+  if (!c_.dram_tier.empty()) {
+    // The DRAM tiers of both sides: what each holds of the hit, kept there until the turn ends.
+    q.pe_cached = c_.dram_tier[c_.loads.pe_node(q.pe)].lookup(q.agent, q.hit, now());
+    q.de_cached = c_.dram_tier[c_.loads.de_node(q.de)].lookup(q.agent, q.hit, now());
+    ri.pe_cached_tokens = q.pe_cached;
+    ri.de_cached_tokens = q.de_cached;
+  }
+  const policy::ReadDecision d = read_path_->choose(ri, v.pes[q.pe], v.des[q.de], v);
   q.pe_fraction = d.pe_fraction;
   q.kv_transport = d.zero_cost ? KvTransport::kFree : KvTransport::kLinks;
-  if (wire_bytes(q, q.hit) <= 0) {  // nothing to read (no hit, or the free transport)
+  const double from_storage = storage_tokens(q, true) + storage_tokens(q, false);
+  if (!c_.dram_tier.empty() && q.kv_transport == KvTransport::kLinks) {
+    c_.rec.dram_tier_asked_tokens += q.hit;
+    c_.rec.dram_tier_served_tokens += q.hit - from_storage;
+  }
+  if (wire_bytes(q, from_storage) <= 0) {  // nothing to read (no hit, all in DRAM, or the free transport)
     prefill_->ready(id);
     return;
   }

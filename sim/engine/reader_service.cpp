@@ -19,16 +19,18 @@ void ReaderService::start() {
 void ReaderService::read(RequestId id) {
   Request& q = c_.requests[id];
   const int pe_node = c_.loads.pe_node(q.pe), de_node = c_.loads.de_node(q.de);
-  const std::pair<int, double> sides[2] = {{pe_node, q.pe_fraction}, {de_node, 1 - q.pe_fraction}};
-  const bool split = q.pe_fraction > 0 && q.pe_fraction < 1;
+  // Each side's tokens from storage: its share of the hit, less what its node's DRAM tier holds.
+  const std::pair<int, double> sides[2] = {{pe_node, storage_tokens(q, true)},
+                                           {de_node, storage_tokens(q, false)}};
+  const bool split = sides[0].second > 0 && sides[1].second > 0;
   // State first, notifications last: a notify is a simcall, and the lanes it wakes read this request.
   int queued[2] = {-1, -1};
   for (int i = 0; i < 2; ++i) {
-    const auto [node, share] = sides[i];
-    if (share <= 0) continue;
+    const auto [node, tokens] = sides[i];
+    if (tokens <= 0) continue;
     q.reads_pending++;
-    c_.loads.read_queued(node, share * q.hit);  // both sides count as queued from now on (the policies' view)
-    const double bytes = wire_bytes(q, share * q.hit * c_.kv_token);
+    c_.loads.read_queued(node, tokens);  // both sides count as queued from now on (the policies' view)
+    const double bytes = wire_bytes(q, tokens * c_.kv_token);
     if (split && node == de_node) {
       // Deadlock avoidance: a split request takes its PE buffer space before its DE reservation
       // (buffer_pool.h), as every other request does (PE-path reads reserve on the DE side at batch time).

@@ -25,7 +25,8 @@ class ReaderService {
   void start();
 
   // Queues the request's storage reads: its pe_fraction of the hit through its PE's node, the rest
-  // through its DE's node. REQUIRES: the request has wire bytes to read; its PE and DE are set.
+  // through its DE's node, each less what its node's DRAM tier holds (storage_tokens()). REQUIRES: the
+  // request has wire bytes to read; its PE and DE are set.
   void read(RequestId id);
 
  private:

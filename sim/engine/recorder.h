@@ -24,6 +24,10 @@ struct Recorder {
   double prompt_tokens = 0;  // hit + miss over completed turns
   double miss_tokens = 0;
   double recomputed_tokens = 0;  // of miss_tokens: context evicted from storage, computed again
+  // With a DRAM tier (cache.dram_bytes), over the turns placed on the links' transport: hit tokens, and
+  // those of them taken from a DRAM tier instead of storage.
+  double dram_tier_asked_tokens = 0;
+  double dram_tier_served_tokens = 0;
   double gen_tokens = 0;
   double hit_bytes_read = 0;    // bytes read from storage
   double hit_bytes_loaded = 0;  // hit KV bytes that reached a PE GPU (loads of hit tokens)

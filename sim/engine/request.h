@@ -2,6 +2,7 @@
 // holds a RequestId. Times are simulated seconds (-1 = not reached); tokens are counts.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace sim::engine {
@@ -21,7 +22,10 @@ struct Request {
   double gen = 0;          // tokens to generate (the first by the prefill)
   int pe = 0;              // prefill engine index
   int de = 0;              // decode engine index
-  double pe_fraction = 1;  // share of `hit` read through the PE node
+  double pe_fraction = 1;  // share of `hit` read through the PE node (its first tokens; the DE node the rest)
+  // Of `hit`: the prefix in the DRAM tier of the PE's node and of the DE's node (cache.dram_bytes), used in
+  // place of a storage read on the side that covers it (storage_tokens()).
+  double pe_cached = 0, de_cached = 0;
   KvTransport kv_transport = KvTransport::kLinks;
   int reads_pending = 0;
   // A read split over both sides: the DE side's bytes, queued on the DE node only once the PE side has its
@@ -44,6 +48,14 @@ struct Request {
   double read_s = 0;                          // time spent in storage reads (longest side)
   double t_read_start = -1, t_read_end = -1;  // first storage read began, last one ended
 };
+
+// The hit tokens read from storage through the PE node (pe_side) or the DE node: the PE side covers the
+// hit's first pe_fraction, the DE side the rest; each reads what its node's DRAM tier does not hold.
+inline double storage_tokens(const Request& r, bool pe_side) {
+  const double pe_part = r.pe_fraction * r.hit;
+  if (pe_side) return r.pe_fraction > 0 ? std::max(0.0, pe_part - r.pe_cached) : 0.0;
+  return r.pe_fraction < 1 ? std::max(0.0, r.hit - std::max(pe_part, r.de_cached)) : 0.0;
+}
 
 // The bytes of `bytes` of the request's KV that go on the wire (and into buffers): all of them, or none on
 // the free transport. Every size the engine moves, holds or persists for a request goes through here.

@@ -28,6 +28,10 @@ struct RequestInfo {
   double hit_tokens = 0;   // context already in storage
   double miss_tokens = 0;  // appended tokens to prefill
   double gen_tokens = 0;
+  // Of hit_tokens: the prefix held in the DRAM tier (cache.dram_bytes) of the PE's node and of the DE's node
+  // (read-path policies only; 0 without a tier). A side reads from storage only what its tier lacks.
+  double pe_cached_tokens = 0;
+  double de_cached_tokens = 0;
 };
 
 }  // namespace sim::policy

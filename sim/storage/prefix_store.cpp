@@ -44,6 +44,10 @@ void PrefixStore::store(int key, double tokens, double t) {
   n_.peak_stored_tokens = std::max(n_.peak_stored_tokens, n_.stored_tokens);
 }
 
+void PrefixStore::release(int key, double t) {
+  store(key, entries_[key].tokens, t);
+}
+
 void PrefixStore::evict_to_fit() {
   while (n_.stored_tokens > capacity_) {
     const int key = eviction_->victim();

@@ -37,6 +37,8 @@ class PrefixStore {
   // The turn of `key` ended at `t`: the tier holds its first `tokens` tokens now (its whole context). The
   // prefix is unpinned, and prefixes are evicted until the tier fits its capacity.
   void store(int key, double tokens, double t);
+  // The turn of `key` ended at `t` and left the prefix as it was: unpinned.
+  void release(int key, double t);
 
   struct Counters {
     double asked_tokens = 0;    // over lookups: context tokens asked for

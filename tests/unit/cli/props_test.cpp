@@ -60,6 +60,7 @@ nlohmann::json result(const Fake& f) {
   r["invariants"] = {{"link_bytes_conservation_error", f.conservation},
                      {"storage_bytes_read", hit},
                      {"hit_bytes_expected", 20.0},
+                     {"storage_bytes_expected", 20.0},
                      {"hit_bytes_loaded_to_pe", hit},
                      {"de_hbm_held_at_end_bytes", 0.0},
                      {"dram_buffer_held_at_end_bytes", 0.0}};

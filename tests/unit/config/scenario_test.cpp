@@ -85,8 +85,9 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   const nlohmann::json& r = sc->resolved;
   std::vector<std::string> keys;
   for (auto it = r.begin(); it != r.end(); ++it) keys.push_back(it.key());
-  CHECK(keys == std::vector<std::string>{"cluster", "description", "hardware", "model", "name", "network",
-                                         "outputs", "policy", "seed", "sim", "slo", "storage", "workload"});
+  CHECK(keys == std::vector<std::string>{"cache", "cluster", "description", "hardware", "model", "name",
+                                         "network", "outputs", "policy", "seed", "sim", "slo", "storage",
+                                         "workload"});
   CHECK(r["hardware"] == "tiny-hw.json");
   CHECK(r["model"] == "tiny-model.json");
   CHECK(r["name"] == "minimal");
@@ -113,6 +114,9 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["storage"].size() == 2);
   CHECK(r["storage"]["capacity_bytes"] == 0.0);
   CHECK(r["storage"]["eviction"] == "lru");
+  CHECK(r["cache"].size() == 2);
+  CHECK(r["cache"]["dram_bytes"] == 0.0);
+  CHECK(r["cache"]["eviction"] == "lru");
 }
 
 TEST_CASE("Scenario: resolved JSON loaded again -> the same resolved JSON", "[unit]") {

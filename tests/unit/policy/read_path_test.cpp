@@ -41,6 +41,28 @@ TEST_CASE("ReadPath dualpath: the shorter read queue wins, a tie goes to the PE"
   CHECK(decide("dualpath", 5, 5).pe_fraction == 1.0);
 }
 
+TEST_CASE("ReadPath dualpath: with DRAM tiers, the side that reads less from storage after its queue wins",
+          "[unit]") {
+  auto p = make_read_path("dualpath");
+  REQUIRE(p.is_ok());
+  auto choose = [&](double q_pe, double q_de, double pe_cached, double de_cached) {
+    const ClusterView v = two_nodes(q_pe, q_de);
+    RequestInfo r{1, 1000, 100, 10};
+    r.pe_cached_tokens = pe_cached;
+    r.de_cached_tokens = de_cached;
+    return (*p)->choose(r, v.pes[0], v.des[0], v).pe_fraction;
+  };
+  // Equal queues: the side whose node holds 600 of the 1,000 hit tokens (reads 400, not 1,000).
+  CHECK(choose(0, 0, 0, 600) == 0.0);
+  CHECK(choose(0, 0, 600, 0) == 1.0);
+  // The DE queue 500 tokens longer: 500 + 400 = 900 < 1,000 through the PE; at 700 longer, 1,100 > 1,000.
+  CHECK(choose(0, 500, 0, 600) == 0.0);
+  CHECK(choose(0, 700, 0, 600) == 1.0);
+  // Both cached alike: the queues decide, as without tiers.
+  CHECK(choose(10, 20, 300, 300) == 1.0);
+  CHECK(choose(20, 10, 300, 300) == 0.0);
+}
+
 TEST_CASE("ReadPath split: shares even out the two queues", "[unit]") {
   // Equal queues: half each. PE queue 1000 tokens longer with 1000 hit tokens: all to the DE.
   CHECK(decide("split", 0, 0, 1000).pe_fraction == Approx(0.5));
