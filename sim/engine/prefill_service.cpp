@@ -111,6 +111,8 @@ void PrefillService::wake_all() {
 void PrefillService::ready(RequestId id) {
   Request& r = c_.requests[id];
   r.t_ready = now();
+  // Its storage reads are done (or there were none): storage may evict the prefix again.
+  c_.stored.unpin(r.agent, r.t_ready);
   PrefillEngineState& pe = pes_[r.pe];
   pe.ready.push_back(id);
   pe.cv->notify_all();

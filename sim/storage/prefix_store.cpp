@@ -20,7 +20,12 @@ PrefixStore::PrefixStore(double capacity_tokens, double block_tokens,
 double PrefixStore::lookup(int key, double tokens, double t) {
   Entry& e = entries_[key];
   const double served = limited() ? std::min(tokens, e.tokens) : tokens;
-  if (limited() && e.pins++ == 0) eviction_->remove(key);
+  if (limited()) {
+    SIM_CHECK(!e.pinned, "prefix store: prefix {} looked up by two turns at once", key);
+    eviction_->remove(key);
+    e.pinned = true;
+    e.found = served;
+  }
   n_.asked_tokens += tokens;
   n_.served_tokens += served;
   if (series_interval_ > 0) {
@@ -32,20 +37,38 @@ double PrefixStore::lookup(int key, double tokens, double t) {
   return served;
 }
 
+void PrefixStore::evictable(int key, const Entry& e, double t) {
+  eviction_->remove(key);
+  if (e.tokens > 0) eviction_->add(key, t, e.tokens);
+}
+
+void PrefixStore::unpin(int key, double t) {
+  if (!limited()) return;
+  Entry& e = entries_.at(key);
+  if (!e.pinned) return;
+  e.pinned = false;
+  evictable(key, e, t);
+}
+
 void PrefixStore::store(int key, double tokens, double t) {
   Entry& e = entries_[key];
-  n_.stored_tokens += tokens - e.tokens;
-  e.tokens = tokens;
+  // A prefix that lost its tail since the lookup stays as it is: the new blocks cannot be reached.
+  const double now_held = !limited() || e.tokens >= e.found ? tokens : e.tokens;
+  n_.stored_tokens += now_held - e.tokens;
+  e.tokens = now_held;
   if (limited()) {
-    SIM_CHECK(e.pins > 0, "prefix store: prefix {} stored without a lookup", key);
-    if (--e.pins == 0 && e.tokens > 0) eviction_->add(key, t, e.tokens);
+    e.pinned = false;
+    evictable(key, e, t);
     evict_to_fit();
   }
   n_.peak_stored_tokens = std::max(n_.peak_stored_tokens, n_.stored_tokens);
 }
 
 void PrefixStore::release(int key, double t) {
-  store(key, entries_[key].tokens, t);
+  if (!limited()) return;
+  Entry& e = entries_.at(key);
+  e.pinned = false;
+  evictable(key, e, t);
 }
 
 void PrefixStore::evict_to_fit() {

@@ -6,9 +6,12 @@
 // its context is computed again (its hit becomes miss).
 //
 // Accounting in tokens; the owner converts to bytes. A turn's lookup pins its agent's prefix until the
-// turn's end (a prefix being read is not evicted), and the turn's end stores the agent's whole context
-// (the KV the decode side persisted): only then does the tier count it against the capacity, and only
-// then is it evicted to fit, in blocks of `block_tokens`, tails of the victims first. When every other
+// turn has what it found (unpin(); storage: its reads are done; a DRAM tier: the turn's end), so a prefix
+// is not evicted while it is used. The turn's end stores the agent's whole context (the KV its decode side
+// persisted); only then does the tier count the new tokens against its capacity, and only then does it
+// evict to fit, in whole blocks of `block_tokens`, tails of the victims first (the blocks of a trie's
+// leaves). A prefix that lost tokens between its lookup and the turn's end keeps only what is left: the new
+// blocks hang below a missing one and no lookup reaches them, so they are not counted. When every other
 // prefix is pinned, the new one itself is cut to fit.
 #pragma once
 
@@ -25,19 +28,23 @@ namespace sim::storage {
 class PrefixStore {
  public:
   // capacity_tokens = 0: unlimited (no policy is consulted, lookups serve every token asked for).
-  // series_interval_s > 0: lookups are also counted per interval of that length (hit_rate_series).
+  // series_interval_s > 0: lookups are also counted per interval of that length (series()).
   // REQUIRES: block_tokens > 0; a policy when capacity_tokens > 0.
   PrefixStore(double capacity_tokens, double block_tokens, std::unique_ptr<policy::EvictionPolicy> eviction,
               double series_interval_s = 0);
 
   bool limited() const { return capacity_ > 0; }
   // A turn of `key` at time `t` wants the first `tokens` tokens of its context: returns how many of them
-  // are stored (unlimited: all). Pins the prefix until store().
+  // are stored (unlimited: all). Pins the prefix until unpin() or store().
   double lookup(int key, double tokens, double t);
-  // The turn of `key` ended at `t`: the tier holds its first `tokens` tokens now (its whole context). The
-  // prefix is unpinned, and prefixes are evicted until the tier fits its capacity.
+  // The turn of `key` has what it found, at `t`: the prefix may be evicted again. No effect when the
+  // turn's pin has ended already.
+  void unpin(int key, double t);
+  // The turn of `key` ended at `t`: the tier holds its first `tokens` tokens now (its whole context), or
+  // what is left of the prefix when some of it was evicted since the lookup. Ends the pin if it was still
+  // on, then evicts until the tier fits its capacity.
   void store(int key, double tokens, double t);
-  // The turn of `key` ended at `t` and left the prefix as it was: unpinned.
+  // The turn of `key` ended at `t` and left the prefix as it was: its pin ends.
   void release(int key, double t);
 
   struct Counters {
@@ -55,8 +62,11 @@ class PrefixStore {
  private:
   struct Entry {
     double tokens = 0;
-    int pins = 0;
+    double found = 0;     // what the last lookup found (a store extends the prefix only if it is all there)
+    bool pinned = false;  // looked up, not yet unpinned
   };
+  // The prefix may be evicted from now: the policy sees it as used at `t` (when it holds tokens).
+  void evictable(int key, const Entry& e, double t);
   void evict_to_fit();
 
   double capacity_, block_;

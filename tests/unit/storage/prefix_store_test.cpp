@@ -61,20 +61,33 @@ TEST_CASE("PrefixStore lru: an emptied victim gives way to the next least recent
   CHECK(s.lookup(1, 100, 4) == 80);
 }
 
-TEST_CASE("PrefixStore lru: a prefix pinned by a turn in flight is not evicted, the new one is cut instead",
+TEST_CASE("PrefixStore lru: a prefix pinned by its lookup is not evicted, the new one is cut instead",
           "[storage]") {
   auto s = lru(150);
   turn(s, 0, 0, 100, 0);
-  CHECK(s.lookup(0, 100, 2) == 100);  // a's next turn is in flight: a is pinned
+  CHECK(s.lookup(0, 100, 2) == 100);  // a's next turn reads its prefix: a is pinned
   s.lookup(1, 0, 2);
   s.store(1, 95, 3);  // 195 > 150: a may not go, so b keeps floor((95 - 45) / 10) x 10 = 50
   CHECK(s.counters().evicted_tokens == 45);
-  CHECK(s.lookup(1, 95, 4) == 50);
-  s.store(1, 50, 5);
-  // a's turn ends with 130 tokens: 180 > 150, and b (unpinned, least recent) loses 30 -> 20.
-  s.store(0, 130, 6);
-  CHECK(s.lookup(1, 50, 7) == 20);
-  CHECK(s.lookup(0, 130, 7) == 130);
+  s.unpin(0, 4);                    // a's reads are done: a is a candidate again, used at 4
+  CHECK(s.lookup(1, 95, 5) == 50);  // b's next turn
+  s.store(1, 90, 6);                // b holds 90: 190 > 150, and a (least recent) loses 40 -> 60
+  CHECK(s.counters().evicted_tokens == 85);
+  // a's turn ends: it lost its tail while the turn ran, so its new blocks are out of reach: a keeps 60.
+  s.store(0, 130, 7);
+  CHECK(s.counters().stored_tokens == 150);
+  CHECK(s.lookup(0, 130, 8) == 60);
+}
+
+TEST_CASE("PrefixStore lru: unpinning or storing makes a prefix the most recently used", "[storage]") {
+  auto s = lru(200);
+  turn(s, 0, 0, 100, 0);  // a used at 1
+  turn(s, 1, 0, 100, 1);  // b used at 2
+  s.lookup(0, 100, 3);
+  s.unpin(0, 4);  // a used at 4: b is the least recent now
+  turn(s, 2, 0, 30, 5);
+  CHECK(s.lookup(1, 100, 7) == 70);
+  CHECK(s.lookup(0, 100, 7) == 100);
 }
 
 TEST_CASE("PrefixStore: the hit rate per series interval is the lookups' served over asked tokens",
