@@ -11,6 +11,7 @@
 #include <memory>
 #include <simgrid/s4u.hpp>
 
+#include "sim/control/events.h"
 #include "sim/core/paths.h"
 #include "sim/cost/compute_model.h"
 #include "sim/engine/cluster.h"
@@ -382,6 +383,8 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   engine::install_stop_handlers();
   const auto h = platform::build_platform(sc.hardware, sc.cluster.prefill_nodes, sc.cluster.decode_nodes,
                                           sc.network.qos == "priority", storage_block_bytes(sc));
+  auto events = control::EventRunner::make(sc, h);
+  if (!events) return events.status();
   engine::Recorder rec;
   rec.turns.reserve(static_cast<size_t>(totals.turns));
   transport::Transport transport(h);
@@ -397,8 +400,8 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
     cluster.driver().set_arrivals(
         workload::poisson_arrivals(sc.workload.aps, static_cast<int>(agents.size()), sc.seed));
   }
-  // The actors: the cluster's, the link sampler, the progress line and at most one think-time timer per agent
-  // that thinks.
+  // The actors: the cluster's, the link sampler, the event player, the progress line and at most one
+  // think-time timer per agent that thinks.
   size_t thinkers = 0;
   for (const auto& a : agents)
     for (int k = 0; k < a.num_turns; ++k)
@@ -406,8 +409,9 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
         thinkers++;
         break;
       }
-  if (Status st = check_actor_mappings(sc, cluster.actors() + 2 + thinkers); !st.is_ok()) return st;
+  if (Status st = check_actor_mappings(sc, cluster.actors() + 3 + thinkers); !st.is_ok()) return st;
   links.start_sampler();
+  events->start();
   cluster.start();
   if (sc.sim.progress) start_progress(rec, totals.turns, wall0);
   e.run();
@@ -500,6 +504,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   j["resource_classes"] = cls;
   j["bottleneck"] = {{"resource", best}, {"utilization", best_u}};
   j["balance"] = balance_json(links, rec, sc.outputs, rec.last_done);
+  if (!events->empty()) j["events"] = events->to_json();
   double buffer_peak = 0;
   for (size_t n = 0; n < h.nodes.size(); ++n) buffer_peak = std::max(buffer_peak, cluster.buffers().peak(n));
   const double hit_bytes_expected =

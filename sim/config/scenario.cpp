@@ -243,6 +243,64 @@ void read_expect(JsonReader& r, nlohmann::json& expect) {
   expect = *e;
 }
 
+// The directions a link_degrade may name per resource (none named: all of them).
+std::vector<std::string> directions_of(const std::string& resource) {
+  if (resource == "snic") return {"in", "out"};
+  if (resource == "dram") return {"shared"};
+  return {"read", "write"};  // cnic, storage
+}
+
+void read_event(JsonReader& r, EventConfig& e) {
+  const EventConfig def;
+  e.kind = r.one_of("kind", std::nullopt, {"link_degrade"});
+  e.at_s = r.non_negative("at_s", std::nullopt);
+  e.until_s = r.positive("until_s", std::nullopt);
+  if (r.ok() && e.until_s <= e.at_s)
+    r.fail("until_s", fmt::format("a number > at_s ({:g})", e.at_s), r.raw("until_s"));
+  e.node = static_cast<int>(r.integer("node", std::nullopt, 0, kMaxNodesPerRole));
+  e.resource = r.one_of("resource", std::nullopt, {"snic", "cnic", "dram", "storage"});
+  if (r.ok() && r.raw("direction") != nullptr)
+    e.direction = r.one_of("direction", std::nullopt, directions_of(e.resource));
+  e.gpu = static_cast<int>(r.integer("gpu", def.gpu, -1, 1023));
+  if (r.ok() && e.gpu >= 0 && e.resource != "cnic")
+    r.fail("gpu", "-1 (a GPU is named for a cnic only)", r.raw("gpu"));
+  e.factor = r.number("factor", std::nullopt, 0, 1, false);
+}
+
+// Whether two link_degrade events may act on one link direction at once (their windows overlap).
+bool same_link_overlap(const EventConfig& a, const EventConfig& b) {
+  const bool link = a.node == b.node && a.resource == b.resource &&
+                    (a.direction.empty() || b.direction.empty() || a.direction == b.direction) &&
+                    (a.gpu < 0 || b.gpu < 0 || a.gpu == b.gpu);
+  return link && a.at_s < b.until_s && b.at_s < a.until_s;
+}
+
+void read_events(JsonReader& r, std::vector<EventConfig>& events) {
+  const nlohmann::json* v = r.raw("events");
+  if (v == nullptr) return;
+  if (!v->is_array()) return r.fail("events", "an array of event objects", v);
+  for (size_t i = 0; i < v->size(); ++i) {
+    const std::string path = fmt::format("events[{}]", i);
+    if (!(*v)[i].is_object()) return r.fail("events", fmt::format("{} to be an object", path), &(*v)[i]);
+    JsonReader e((*v)[i], r.file(), path);
+    EventConfig ev;
+    read_event(e, ev);
+    const Status s = e.finish();
+    if (!s) return r.fail_message(s.message());
+    // Overlapping degradations of one link: which factor holds would depend on their order, so a
+    // scenario must say it with one event per stretch of time.
+    for (size_t k = 0; k < events.size(); ++k)
+      if (same_link_overlap(events[k], ev))
+        return r.fail_message(fmt::format(
+            "{}: {}: expected no overlap with events[{}] on the same link ({} {}{} of node {}): "
+            "[{:g}, {:g}) s and [{:g}, {:g}) s (one event per stretch of time)",
+            r.file(), path, k, ev.resource, ev.direction.empty() ? "every direction" : ev.direction,
+            ev.gpu >= 0 ? fmt::format(" of GPU {}", ev.gpu) : "", ev.node, events[k].at_s, events[k].until_s,
+            ev.at_s, ev.until_s));
+    events.push_back(ev);
+  }
+}
+
 // Reads every scenario field strictly; file references are only recorded here.
 Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& refs) {
   JsonReader r(doc, sc.file, "");
@@ -263,6 +321,7 @@ Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& 
   r.object("network", [&](JsonReader& n) { read_network(n, sc.network); });
   r.object("outputs", [&](JsonReader& o) { read_outputs(o, sc.outputs); });
   sc.seed = static_cast<uint64_t>(r.integer("seed", static_cast<int64_t>(ScenarioConfig().seed), 0));
+  read_events(r, sc.events);
   read_expect(r, sc.expect);
   return r.finish();
 }
@@ -310,6 +369,25 @@ Status cross_check(const ScenarioConfig& sc) {
     return Status::error(
         fmt::format("{}: sim.layer_group: expected an integer in [0, {}] (the layers of {}), got {}", sc.file,
                     m.layers, sc.model_file, sc.sim.layer_group));
+  }
+  for (size_t i = 0; i < sc.events.size(); ++i) {
+    const EventConfig& e = sc.events[i];
+    const int nodes = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
+    if (e.node >= nodes)
+      return Status::error(
+          fmt::format("{}: events[{}].node: expected an integer in [0, {}] (the cluster's {} "
+                      "nodes, prefill first), got {}",
+                      sc.file, i, nodes - 1, nodes, e.node));
+    if (e.gpu >= hw.gpus_per_node)
+      return Status::error(
+          fmt::format("{}: events[{}].gpu: expected -1 or an integer in [0, {}] (GPUs per node "
+                      "of {}), got {}",
+                      sc.file, i, hw.gpus_per_node - 1, sc.hardware_file, e.gpu));
+    if (sc.sim.time_limit_s > 0 && e.at_s >= sc.sim.time_limit_s)
+      return Status::error(
+          fmt::format("{}: events[{}].at_s: expected a time before sim.time_limit_s ({:g}), "
+                      "got {:g}",
+                      sc.file, i, sc.sim.time_limit_s, e.at_s));
   }
   // Class weights ride on the routes' latencies (platform/builder.cpp): a link latency of its own would
   // add to them and bend the weights.
@@ -389,6 +467,18 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                   {"timeline_max_events", sc.outputs.timeline_max_events},
                   {"timeline_request_sample", sc.outputs.timeline_request_sample}};
   j["seed"] = sc.seed;
+  if (!sc.events.empty()) {  // absent when there are none: a run without events resolves as before
+    j["events"] = nlohmann::json::array();
+    for (const auto& e : sc.events)
+      j["events"].push_back({{"kind", e.kind},
+                             {"at_s", e.at_s},
+                             {"until_s", e.until_s},
+                             {"node", e.node},
+                             {"resource", e.resource},
+                             {"direction", e.direction},
+                             {"gpu", e.gpu},
+                             {"factor", e.factor}});
+  }
   return j;
 }
 

@@ -128,6 +128,19 @@ struct OutputConfig {
   int timeline_request_sample = 0;       // turns of every k-th agent; 0 = auto (about 64 agents)
 };
 
+// A timed event (scenarios/README.md, "events"; control/events.h). link_degrade: over [at_s, until_s) the
+// matching link directions of one node run at `factor` of their bandwidth.
+struct EventConfig {
+  std::string kind = "link_degrade";
+  double at_s = 0;
+  double until_s = 0;
+  int node = 0;
+  std::string resource;   // snic | cnic | dram | storage
+  std::string direction;  // snic: in | out; cnic, storage: read | write; "" = every direction
+  int gpu = -1;           // cnic: one GPU's; -1 = every GPU's of the node
+  double factor = 1;      // (0, 1]
+};
+
 struct ScenarioConfig {
   std::string file;
   std::string name;
@@ -145,6 +158,7 @@ struct ScenarioConfig {
   SimConfig sim;
   NetworkConfig network;
   OutputConfig outputs;
+  std::vector<EventConfig> events;  // in the file's order
   uint64_t seed = 1;
   nlohmann::json resolved;  // the scenario with every default filled in (file references as written)
   // The optional top-level "expect" bands of `dpsim check`, validated but kept as written (null when absent).
