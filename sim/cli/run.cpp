@@ -527,6 +527,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
       {"dram_buffer_held_at_end_bytes", cluster.buffers().held()},
       {"de_hbm_held_at_end_bytes", cluster.hbm().held()}};
   if (timeline) {  // outputs.timeline: the trace file, and where it went
+    events->mark(*timeline, end);
     const std::string err = write_file_atomically(sc.outputs.timeline, timeline->to_json());
     if (!err.empty()) return Status::error(fmt::format("{}: outputs.timeline: {}", sc.file, err));
     j["timeline"] = {{"path", sc.outputs.timeline},

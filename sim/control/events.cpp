@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "sim/engine/sg_compat.h"
+#include "sim/metrics/timeline.h"
 
 namespace sim::control {
 
@@ -65,6 +66,17 @@ void EventRunner::play() {
     for (const platform::TrackedLink* l : p.links)
       l->link->set_bandwidth(apply ? l->bandwidth_Bps * p.cfg.factor : l->bandwidth_Bps);
     (apply ? p.applied_at_s : p.restored_at_s) = engine::now();
+  }
+}
+
+void EventRunner::mark(metrics::Timeline& timeline, double end_s) const {
+  for (const auto& p : events_) {
+    if (p.applied_at_s < 0) continue;
+    const std::string target = fmt::format("n{} {}{}{}", p.cfg.node, p.cfg.resource,
+                                           p.cfg.direction.empty() ? "" : " " + p.cfg.direction,
+                                           p.cfg.gpu >= 0 ? fmt::format(" gpu{}", p.cfg.gpu) : "");
+    timeline.scenario_event(fmt::format("{} {} x{:g}", p.cfg.kind, target, p.cfg.factor), p.applied_at_s,
+                            p.restored_at_s >= 0 ? p.restored_at_s : end_s, p.cfg.factor);
   }
 }
 

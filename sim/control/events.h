@@ -12,6 +12,10 @@
 #include "sim/core/status.h"
 #include "sim/platform/handles.h"
 
+namespace sim::metrics {
+class Timeline;
+}
+
 namespace sim::control {
 
 class EventRunner {
@@ -25,6 +29,8 @@ class EventRunner {
   void start();
   // events[]: per event, what it did: its links ("n3 snic in"), and when it acted (null: not reached).
   nlohmann::json to_json() const;
+  // Each event that acted, as a span on the timeline's "events" track (until `end_s` if still on then).
+  void mark(metrics::Timeline& timeline, double end_s) const;
 
  private:
   struct Played {

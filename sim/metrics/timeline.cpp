@@ -189,6 +189,14 @@ void Timeline::set_layout(int prefill_nodes, int decode_nodes, int gpus_per_node
   name_process(links_pid(), "links");
 }
 
+void Timeline::scenario_event(std::string_view name, double t0_s, double t1_s, double factor) {
+  if (!events_named_) {
+    name_thread(links_pid(), links_tid(), "events");
+    events_named_ = true;
+  }
+  complete(links_pid(), links_tid(), name, t0_s, t1_s - t0_s, {{"factor", factor}});
+}
+
 void Timeline::turn_first_token(const TurnTimes& t) {
   const int pid = requests_pid(), tid = agent_tid(t.agent);
   const double read_start = std::max(t.issue, t.ready - t.read_s);

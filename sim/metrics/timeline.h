@@ -14,7 +14,8 @@
 // dpsim's tracks (set_layout; P+D nodes of g GPUs; ids >= 1, tids unique across processes for Perfetto):
 //   pid node+1 "n<node> prefill|decode"  tid 1+node*g+gpu "gpu<gpu>": forward passes, decode spans
 //   pid N+1    "requests"                tid N*g+2+agent "agent <a>": the sampled agents' turns
-//   pid N+2    "links"                   counter tracks "n<node> <resource>", a series per direction
+//   pid N+2    "links"                   counter tracks "n<node> <resource>", a series per direction;
+//                                        tid N*g+1 "events": the scenario's events as spans
 #pragma once
 
 #include <cstdint>
@@ -103,6 +104,9 @@ class Timeline {
   // enclosing "turn <k>" with its tokens. A one-token turn calls both at its first token.
   void turn_first_token(const TurnTimes& t);
   void turn_done(const TurnTimes& t);
+  // A scenario event that acted over [t0_s, t1_s] (control/events.h), as a span on the "links" process's
+  // "events" track (its counters are tracks of their own).
+  void scenario_event(std::string_view name, double t0_s, double t1_s, double factor);
 
   size_t size() const { return events_.size(); }
   bool truncated() const { return dropped_ > 0; }
@@ -149,6 +153,7 @@ class Timeline {
   uint64_t dropped_ = 0;
   double truncated_at_s_ = 0;
   int nodes_ = 0, gpus_ = 1;
+  bool events_named_ = false;  // the "events" track has its name
 };
 
 }  // namespace sim::metrics

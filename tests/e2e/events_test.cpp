@@ -47,8 +47,19 @@ TEST_CASE("Events: a SNIC at half its bandwidth from mid-read -> the read's rest
   CHECK(end3 == Approx(end0).epsilon(1e-9));
 }
 
-TEST_CASE("Events: the results say what each event did, an empty list changes nothing", "[e2e]") {
-  const auto j = e2e::run_ok(kCase, {degrade(0.2, 0.4, "\"factor\":0.25")});
+TEST_CASE("Events: the results and the timeline say what each event did, an empty list changes nothing",
+          "[e2e]") {
+  e2e::Scratch tmp;
+  const std::string tl = (tmp.dir / "tl.json").string();
+  const auto j = e2e::run_ok(kCase, {degrade(0.2, 0.4, "\"factor\":0.25"), "outputs.timeline=" + tl});
+  int spans = 0;
+  for (const auto& ev : e2e::read_json(tl).at("traceEvents"))
+    if (ev.at("ph") == "X" && ev.at("name") == "link_degrade n0 snic x0.25") {
+      spans++;
+      CHECK(ev.at("ts").get<double>() == Approx(0.2e6));
+      CHECK(ev.at("dur").get<double>() == Approx(0.2e6));
+    }
+  CHECK(spans == 1);
   REQUIRE(j.at("events").size() == 1);
   const auto& e = j.at("events")[0];
   CHECK(e.at("links") == nlohmann::json::array({"n0 snic in", "n0 snic out"}));
