@@ -52,8 +52,9 @@ TEST_CASE("Events: the results and the timeline say what each event did, an empt
   e2e::Scratch tmp;
   const std::string tl = (tmp.dir / "tl.json").string();
   const auto j = e2e::run_ok(kCase, {degrade(0.2, 0.4, "\"factor\":0.25"), "outputs.timeline=" + tl});
+  const nlohmann::json trace = e2e::read_json(tl);
   int spans = 0;
-  for (const auto& ev : e2e::read_json(tl).at("traceEvents"))
+  for (const auto& ev : trace.at("traceEvents"))
     if (ev.at("ph") == "X" && ev.at("name") == "link_degrade n0 snic x0.25") {
       spans++;
       CHECK(ev.at("ts").get<double>() == Approx(0.2e6));
