@@ -10,5 +10,6 @@ Entry point: analysis/plot.py. Modules:
   plan      the Pareto figure of a dpsim plan (plan.json)
   cdf       the TTFT and TPOT CDFs from records files
   scaling   JCT against workload.append_scale / gen_scale (DualPath Fig. 9); its grouping needs no matplotlib
+  systems   the systems the line figures compare (Basic, DualPath, Oracle, ...): names, order, markers
   common    shared matplotlib helpers
 """
