@@ -163,6 +163,16 @@ def _bad_inputs(tmp):
     append_text["scenario"]["workload"]["append_scale"] = "x2"
     gen_zero["scenario"]["workload"]["gen_scale"] = 0
     complete_text["complete"] = "yes"
+    capped = os.path.join("storage-capacity", "6.92e11-basic.json")
+    tiered = os.path.join("dram-tier", "5e10-dualpath.json")
+    capacity_text, no_storage, hit_high = load_fixture(capped), load_fixture(capped), load_fixture(capped)
+    capacity_text["scenario"]["storage"]["capacity_bytes"] = "lots"
+    del no_storage["summary"]["storage"]
+    hit_high["summary"]["storage"]["hit_rate"] = 1.5
+    tier_null, tier_no_hit, reads_text = load_fixture(tiered), load_fixture(tiered), load_fixture(tiered)
+    tier_null["summary"]["dram_tier"] = None
+    del tier_no_hit["summary"]["dram_tier"]["hit_rate"]
+    reads_text["summary"]["storage_read_bytes"] = "many"
     cases = [
         (write_json(os.path.join(tmp, "bad-jct.json"), run), "summary.jct_s: expected a number"),
         (write_json(os.path.join(tmp, "bad-sweep.json"), sweep), "points[3].utilization.snic"),
@@ -183,6 +193,18 @@ def _bad_inputs(tmp):
          "scenario.workload.gen_scale: expected a number > 0, got 0"),
         (write_json(os.path.join(tmp, "complete-text.json"), complete_text),
          'complete: expected true or false, got "yes"'),
+        (write_json(os.path.join(tmp, "capacity-text.json"), capacity_text),
+         'scenario.storage.capacity_bytes: expected a number >= 0, got "lots"'),
+        (write_json(os.path.join(tmp, "no-storage.json"), no_storage),
+         "summary.storage: expected an object, got nothing (key missing)"),
+        (write_json(os.path.join(tmp, "hit-high.json"), hit_high),
+         "summary.storage.hit_rate: expected a number in [0, 1], got 1.5"),
+        (write_json(os.path.join(tmp, "tier-null.json"), tier_null),
+         "summary.dram_tier: expected an object (scenario.cache.dram_bytes is 5e+10), got null"),
+        (write_json(os.path.join(tmp, "tier-no-hit.json"), tier_no_hit),
+         "summary.dram_tier.hit_rate: expected a number in [0, 1], got nothing (key missing)"),
+        (write_json(os.path.join(tmp, "reads-text.json"), reads_text),
+         'summary.storage_read_bytes: expected a number >= 0, got "many"'),
         (write_json(os.path.join(tmp, "not-dpsim.json"), {"hello": 1}), "expected a dpsim run result"),
         (os.path.join(tmp, "missing.json"), "cannot open"),
     ]
