@@ -201,6 +201,7 @@ def _point(size, metric, runs):
 _STYLES = {"": "-", "mean": "-", "p99": "--"}
 _LOG_X_RATIO = 20  # log x when the largest size is at least this many times the smallest (other than 0)
 _ZERO_GAP = 0.25  # the 0 size sits this far beyond the others, as a fraction of their span (or decades)
+_TICK_GAP = 0.12  # a size's tick label closer than this fraction of the axis to the previous one is left out
 
 
 def _positions(group):
@@ -224,16 +225,33 @@ def _positions(group):
     return out, log
 
 
+def _tick_labels(ax, group, xs, log):
+    """A label per size, in x order; a finite size's label that would touch the previous one is left out
+    (its tick stays). REQUIRES the axis' limits set."""
+    def where(x):
+        return math.log10(x) if log else x
+
+    low, high = (where(v) for v in ax.get_xlim())
+    out, last = [], None
+    for size in sorted(group.sizes, key=lambda s: xs[s]):
+        at = (where(xs[size]) - low) / (high - low)
+        crowded = last is not None and at - last < _TICK_GAP and size != 0
+        out.append("" if crowded else group.knob.zero if size == 0 else
+                   short_number(size / group.knob.unit_bytes))
+        last = last if crowded else at
+    return out
+
+
 def _size_axis(ax, group, xs, log):
+    """The x axis: a tick per size (size 0 labelled with what it means). REQUIRES everything drawn."""
     import matplotlib.ticker
 
     knob = group.knob
     if log:
         ax.set_xscale("log")
         ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-    ax.set_xticks([xs[s] for s in group.sizes])
-    ax.set_xticklabels([knob.zero if s == 0 else short_number(s / knob.unit_bytes) for s in group.sizes],
-                       fontsize=8)
+    ax.set_xticks(sorted(xs[s] for s in group.sizes))
+    ax.set_xticklabels(_tick_labels(ax, group, xs, log), fontsize=8)
     per_node = ", per node" if knob is DRAM else ""
     ax.set_xlabel("%s (%s%s%s)" % (knob.field, knob.unit, per_node, ", log" if log else ""))
 
@@ -277,10 +295,10 @@ def _draw_panel(ax, group, panel, xs, log, colors):
 
     for (label, stat), points in panel.lines.items():
         _draw_line(ax, label, stat, points, xs, colors[label])
-    _size_axis(ax, group, xs, log)
     if group.working_set_bytes is not None:
         ax.axvline(group.working_set_bytes / group.knob.unit_bytes, color="0.4", linestyle=(0, (1, 2)),
                    linewidth=1.2, zorder=1)
+    _size_axis(ax, group, xs, log)
     spec = panel.spec
     values = [v for points in panel.lines.values() for p in points for v in (p.low, p.high)]
     if spec.log and values and min(values) > 0:

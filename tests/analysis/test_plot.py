@@ -617,10 +617,11 @@ def case_scaling_series(out, tmp):
            and "leaves out the 13 run results" in stderr, "notes: %r" % stderr)
 
 
-# The KV-tier figures (storage-capacity.png, dram-tier.png). fixtures/storage-capacity/ and
-# fixtures/dram-tier/ hold 12 real results each, cut down by make_tier_fixtures.py and named
-# SIZE-SYSTEM.json (SIZE: storage.capacity_bytes, resp. cache.dram_bytes per node; 0 = unlimited / no tier).
-TIER_SYSTEMS = {"basic": "Basic", "dualpath": "DualPath"}
+# The KV-tier figures (storage-capacity.png, dram-tier.png). fixtures/storage-capacity/ holds 21 real
+# results (Basic, DualPath and Oracle at 7 capacities), fixtures/dram-tier/ 12 (Basic and DualPath at 6
+# tier sizes), cut down by make_tier_fixtures.py and named SIZE-SYSTEM.json (SIZE: storage.capacity_bytes,
+# resp. cache.dram_bytes per node; 0 = unlimited / no tier).
+TIER_SYSTEMS = {"basic": "Basic", "dualpath": "DualPath", "oracle": "Oracle"}
 
 
 def _tier_modules():
@@ -662,12 +663,15 @@ def _check_points(drawn, expected, what):
         _close(drawn[key], value, "%s: %s" % (what, key))
 
 
-def _real_tier_figure(out, tmp, folder, figure, knob_name, sizes):
-    """plot.py on a folder of tier fixtures (12: Basic and DualPath at 6 sizes); returns the one group."""
+def _real_tier_figure(out, tmp, folder, figure, knob_name, sizes, systems):
+    """plot.py on a folder of tier fixtures (each of the systems at each of the sizes); returns the one
+    group."""
     paths = sorted(os.path.join(folder, n) for n in os.listdir(folder))
-    expect(len(paths) == 12, "%s: %d files, expected 12" % (folder, len(paths)))
+    expect(len(paths) == len(sizes) * len(systems), "%s: %d files, expected %d"
+           % (folder, len(paths), len(sizes) * len(systems)))
     stderr = expect_pngs(out, ["jct.png", figure, "ttft-breakdown.png"], paths)
-    expect("jct.png leaves out the 10 run results that %s draws" % figure in stderr,
+    left_out = (len(sizes) - 1) * len(systems)
+    expect("jct.png leaves out the %d run results that %s draws" % (left_out, figure) in stderr,
            "no note on jct.png's runs: %r" % stderr)
     expect_pngs(os.path.join(tmp, "only"), [figure], paths + ["--only", os.path.splitext(figure)[0]])
     inputs, tiers, plot = _tier_modules()
@@ -683,7 +687,7 @@ def _real_tier_figure(out, tmp, folder, figure, knob_name, sizes):
     expect(tiers.groups(runs, other) == [], "a %s group among these runs" % other.figure)
     planned, _ = plot._plan(runs, [os.path.basename(p) for p in paths], {"jct"})
     bars = sorted(os.path.basename(r.path) for r in next(d for _, f, d, _ in planned if f == "jct_bars"))
-    expect(bars == ["0-basic.json", "0-dualpath.json"], "jct.png's runs: %s" % bars)
+    expect(bars == ["0-%s.json" % s for s in systems], "jct.png's runs: %s" % bars)
     return groups[0]
 
 
@@ -691,7 +695,8 @@ def case_storage_capacity(out, tmp):
     """The real capacity curve: each point drawn is what its file says (miss ratio = 1 - hit rate)."""
     folder = os.path.join(FIX, "storage-capacity")
     group = _real_tier_figure(out, tmp, folder, "storage-capacity.png", "STORAGE",
-                              [2.77e11, 6.92e11, 1.384e12, 2.076e12, 2.768e12, 0.0])
+                              [1.38e11, 2.77e11, 6.92e11, 1.384e12, 2.076e12, 2.768e12, 0.0],
+                              ["basic", "dualpath", "oracle"])
     expected = _from_files(folder, _TTFT_METRICS + (
         ("miss", "", lambda d: 1 - d["summary"]["storage"]["hit_rate"]),
         ("evicted", "", lambda d: d["summary"]["storage"]["evicted_bytes"] / 1e12)))
@@ -706,7 +711,7 @@ def case_dram_tier(out, tmp):
     """The real DRAM-tier runs: each point drawn is what its file says (tier hit rate 0 without a tier)."""
     folder = os.path.join(FIX, "dram-tier")
     group = _real_tier_figure(out, tmp, folder, "dram-tier.png", "DRAM",
-                              [0.0, 5e10, 1e11, 2.5e11, 5e11, 1e12])
+                              [0.0, 5e10, 1e11, 2.5e11, 5e11, 1e12], ["basic", "dualpath"])
     expected = _from_files(folder, _TTFT_METRICS + (
         ("read", "", lambda d: d["summary"]["storage_read_bytes"] / 1e12),
         ("tier_hit", "", lambda d: (d["summary"]["dram_tier"] or {"hit_rate": 0.0})["hit_rate"])))
