@@ -201,7 +201,10 @@ def _point(size, metric, runs):
 _STYLES = {"": "-", "mean": "-", "p99": "--"}
 _LOG_X_RATIO = 20  # log x when the largest size is at least this many times the smallest (other than 0)
 _ZERO_GAP = 0.25  # the 0 size sits this far beyond the others, as a fraction of their span (or decades)
-_TICK_GAP = 0.12  # a size's tick label closer than this fraction of the axis to the previous one is left out
+# Two tick labels of n and m characters (fontsize 8) need (n + m) / 2 x _TICK_CHAR + _TICK_PAD of the axis
+# between their centres (a panel's axis is about 300 pixels wide); a size's label short of that from the
+# previous label is left out (its tick stays).
+_TICK_CHAR, _TICK_PAD = 0.018, 0.02
 
 
 def _positions(group):
@@ -232,13 +235,14 @@ def _tick_labels(ax, group, xs, log):
         return math.log10(x) if log else x
 
     low, high = (where(v) for v in ax.get_xlim())
-    out, last = [], None
+    out, last = [], None  # last: (where, label) of the previous label shown
     for size in sorted(group.sizes, key=lambda s: xs[s]):
         at = (where(xs[size]) - low) / (high - low)
-        crowded = last is not None and at - last < _TICK_GAP and size != 0
-        out.append("" if crowded else group.knob.zero if size == 0 else
-                   short_number(size / group.knob.unit_bytes))
-        last = last if crowded else at
+        text = group.knob.zero if size == 0 else short_number(size / group.knob.unit_bytes)
+        need = _TICK_PAD + _TICK_CHAR * (len(text) + len(last[1])) / 2 if last else 0
+        crowded = last is not None and at - last[0] < need and size != 0
+        out.append("" if crowded else text)
+        last = last if crowded else (at, text)
     return out
 
 
