@@ -9,7 +9,8 @@ file. Prints one line per case and "N passed, M failed"; exits 1 when a case fai
 the figures (one folder per case) for a look.
 
 Fixtures: ds27b-32k-*.json are real `dpsim run` results, scaling/*.json real ones cut down to the keys
-plot.py reads (make_scaling_fixtures.py), online-*.csv / online-*.jsonl real per-turn records
+plot.py reads (make_scaling_fixtures.py), storage-capacity/*.json and dram-tier/*.json too
+(make_tier_fixtures.py), online-*.csv / online-*.jsonl real per-turn records
 (outputs.requests) with the run results that wrote them beside them, plan.json a real `dpsim plan`
 output (see tests/analysis/README.md); sweep-summary.json (made by make_sweep_fixture.py)
 and capacity.json are hand-made in the shape dpsim will write.
