@@ -13,6 +13,14 @@ the kind is detected from the content. Writes into DIR (created if needed), prin
                                (DualPath Fig. 9 layout), when offline run results of one set-up and
                                agent count differ in those scales; such runs at a scale other than 1
                                are left out of jct.png
+  storage-capacity.png         storage miss ratio, JCT, TTFT mean/p99 and evicted bytes against
+                               scenario.storage.capacity_bytes (0 = unlimited, at the right end), a line
+                               per system, the working set marked, when run results of one set-up differ
+                               in it (not dpsim capacity's result: that is <input>-latency.png)
+  dram-tier.png                JCT, storage reads, the tier's hit rate and TTFT mean/p99 against
+                               scenario.cache.dram_bytes per node (0 = no tier, at the left end), when run
+                               results of one set-up differ in it; runs these two figures draw at a size
+                               other than 0 are left out of jct.png
   latency.png                  TTFT/TPOT p50, p99 against APS (online run results at >= 2 rates)
   ttft-breakdown.png           TTFT breakdown, one stacked bar per run result
   <input>-utilization.png      per run result: utilisation over time per SNIC/CNIC/DRAM/PCIe/storage/GPU
@@ -26,8 +34,9 @@ the kind is detected from the content. Writes into DIR (created if needed), prin
 <input> is the file name without its extension (with its folder's name in front when two inputs share
 it); records files are named apart from the JSON inputs, so r.csv and r.json may go together.
 --only jct,ttft,... writes only those figure families (names: jct, latency, ttft, utilization, sweep,
-cdf, plan, scaling). --after SECONDS keeps, in latency-cdf.png, only the turns whose first_token_s is
-> SECONDS (the SLO warm-up: a run result's summary.slo.warmup_end_s), and the title says so.
+cdf, plan, scaling, storage-capacity, dram-tier). --after SECONDS keeps, in latency-cdf.png, only the
+turns whose first_token_s is > SECONDS (the SLO warm-up: a run result's summary.slo.warmup_end_s), and
+the title says so.
 
 Exit codes: 0 = done; 2 = bad command line, an input that is not a readable dpsim output (the message
 names the file, the JSON path or the line and column, and what was expected), or DIR cannot be
@@ -41,15 +50,16 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-# After the path set-up; standard library only (scaling's drawing imports matplotlib when called).
-from dpsim_plots import inputs, records, scaling  # noqa: E402
+# After the path set-up; standard library only (scaling's and tiers' drawing import matplotlib when called).
+from dpsim_plots import inputs, records, scaling, tiers  # noqa: E402
 
 # Debian's python3-matplotlib installs for the system interpreter; when `python3` on PATH is another
 # one (pyenv, a virtualenv) without matplotlib, the script re-runs itself under this interpreter.
 SYSTEM_PYTHON = "/usr/bin/python3"
 _REEXEC_ENV = "DPSIM_PLOT_REEXEC"
 # Figure families, as --only names them (a capacity result gives a "latency" and a "ttft" figure).
-FIGURES = ("jct", "latency", "ttft", "utilization", "sweep", "cdf", "plan", "scaling")
+FIGURES = ("jct", "latency", "ttft", "utilization", "sweep", "cdf", "plan", "scaling", "storage-capacity",
+           "dram-tier")
 
 
 def _figure_list(text):
@@ -111,7 +121,7 @@ def _import_figures():
     from dpsim_plots import capacity, cdf, plan, runs, sweep
 
     return {"capacity": capacity, "cdf": cdf, "plan": plan, "runs": runs, "scaling": scaling,
-            "sweep": sweep}
+            "sweep": sweep, "tiers": tiers}
 
 
 def _names(paths):
@@ -175,6 +185,36 @@ def _scaling(groups, offline, notes):
     return [("scaling", "scaling_figure", rows, "scaling.png")] if rows else []
 
 
+def _tiers(tier_groups, run_results, want, notes):
+    """The entries of the KV-tier figures in the plan, and their notes."""
+    plan = []
+    for knob in tiers.KNOBS:
+        if knob.figure not in want:
+            continue
+        if tier_groups[knob.figure]:
+            plan.append(("tiers", "tier_figure", tier_groups[knob.figure], knob.figure + ".png"))
+        elif tiers.varies(run_results, knob):
+            notes.append("the run results differ in %s, but no set-up has runs that differ in it alone: "
+                         "no %s.png" % (knob.field, knob.figure))
+    return plan
+
+
+def _left_out_of_jct(scaled, tier_groups, notes):
+    """The runs jct.png leaves out, by id: those scaling.png draws at a scale other than 1 and those a
+    KV-tier figure draws at a size other than 0 (unlimited storage, no DRAM tier); a note for each figure."""
+    if scaled:
+        notes.append("jct.png leaves out the %d run results that scaling.png draws at an append_scale or "
+                     "gen_scale other than 1" % len(scaled))
+    out = {id(r) for r in scaled}
+    for knob in tiers.KNOBS:
+        sized = [r for g in tier_groups[knob.figure] for r in g.runs if tiers.size_of(r, knob) > 0]
+        if sized:
+            notes.append("jct.png leaves out the %d run results that %s.png draws at a %s other than %s"
+                         % (len(sized), knob.figure, knob.field, "0 (%s)" % knob.zero))
+        out |= {id(r) for r in sized}
+    return out
+
+
 def _plan(loaded, names, want):
     """The figures to draw, as (module, function, data, file name) in output order, and the notes for
     stderr. Decided before matplotlib is imported, so inputs that give no figure cost no import."""
@@ -184,14 +224,17 @@ def _plan(loaded, names, want):
     plan, notes = [], []
     groups = scaling.groups(offline)
     scaled = [r for g in groups if g.panels for r in g.runs if r.scales()]  # drawn in scaling.png
-    bars = [r for r in offline if not any(r is s for s in scaled)]
+    tier_groups = {knob.figure: tiers.groups(run_results, knob) for knob in tiers.KNOBS}
+    jct_notes = []
+    left_out = _left_out_of_jct(scaled, tier_groups, jct_notes)
+    bars = [r for r in offline if id(r) not in left_out]
     if "jct" in want and len(bars) >= 2:
         plan.append(("runs", "jct_bars", bars, "jct.png"))
-    if "jct" in want and scaled:
-        notes.append("jct.png leaves out the %d run results that scaling.png draws at an append_scale or "
-                     "gen_scale other than 1" % len(scaled))
+    if "jct" in want:
+        notes += jct_notes
     if "scaling" in want:
         plan += _scaling(groups, offline, notes)
+    plan += _tiers(tier_groups, run_results, want, notes)
     if "latency" in want and len({r.aps for r in online}) >= 2:
         plan.append(("capacity", "latency_vs_aps_runs", online, "latency.png"))
     if "ttft" in want and run_results:

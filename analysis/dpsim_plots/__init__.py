@@ -10,5 +10,7 @@ Entry point: analysis/plot.py. Modules:
   plan      the Pareto figure of a dpsim plan (plan.json)
   cdf       the TTFT and TPOT CDFs from records files
   scaling   JCT against workload.append_scale / gen_scale (DualPath Fig. 9); its grouping needs no matplotlib
+  systems   the systems the line figures compare (Basic, DualPath, Oracle, ...): names, order, markers
+  tiers     storage-capacity.png and dram-tier.png: metrics against a KV tier's size; grouping needs no matplotlib
   common    shared matplotlib helpers
 """

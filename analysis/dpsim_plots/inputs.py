@@ -36,6 +36,11 @@ def _short_path(path):
     rel = os.path.relpath(path)
     return path if rel.startswith("..") else rel
 
+def short_number(value):
+    """value to 3 significant digits, without an exponent below 1e6: 0.277, 2.77, 1000."""
+    return "%g" % float("%.3g" % value)
+
+
 @dataclass
 class Link:
     role: str  # "prefill" | "decode"
@@ -79,6 +84,11 @@ class Run:
     warmup_end_s: object = None  # summary.slo.warmup_end_s (float), None when absent or null
     append_scale: float = 1.0  # scenario.workload.append_scale (1 when absent: results older than it)
     gen_scale: float = 1.0  # scenario.workload.gen_scale
+    storage_capacity_bytes: float = 0.0  # scenario.storage.capacity_bytes; 0 = unlimited (and when absent)
+    dram_bytes: float = 0.0  # scenario.cache.dram_bytes, per node; 0 = no DRAM tier (and when absent)
+    storage: object = None  # StorageStats (summary.storage); None in results older than scenario.storage
+    dram_tier: object = None  # DramTierStats (summary.dram_tier); None without a tier
+    storage_read_bytes: object = None  # summary.storage_read_bytes (float); None when absent
 
     def scales(self):
         """The workload's scaling as text, e.g. "append x1.5", "append x2, gen x3"; "" when both are 1."""
@@ -86,9 +96,47 @@ class Run:
                                                                ("gen", self.gen_scale)) if value != 1]
         return ", ".join(parts)
 
+    def storage_text(self):
+        """The storage tier's size: "storage 0.277 TB" or "storage unlimited"."""
+        if not self.storage_capacity_bytes:
+            return "storage unlimited"
+        return "storage %s TB" % short_number(self.storage_capacity_bytes / 1e12)
+
+    def dram_text(self):
+        """The DRAM tier's size: "DRAM tier 50 GB/node" or "no DRAM tier"."""
+        if not self.dram_bytes:
+            return "no DRAM tier"
+        return "DRAM tier %s GB/node" % short_number(self.dram_bytes / 1e9)
+
+    def tiers(self):
+        """The KV tiers' sizes as text when set, e.g. "storage 0.277 TB, DRAM tier 50 GB/node"; "" when
+        storage is unlimited and there is no DRAM tier."""
+        parts = [self.storage_text()] if self.storage_capacity_bytes else []
+        return ", ".join(parts + ([self.dram_text()] if self.dram_bytes else []))
+
+    def variant(self):
+        """scales() and tiers() together: what sets this run apart from the scenario's defaults."""
+        return ", ".join(t for t in (self.scales(), self.tiers()) if t)
+
     def has_series(self):
         """True when some link has a utilisation time series (timeseries_interval_s > 0)."""
         return self.interval_s > 0 and any(link.series for links in self.resources.values() for link in links)
+
+
+@dataclass
+class StorageStats:
+    """summary.storage: the KV tier in storage (storage.capacity_bytes)."""
+    hit_rate: float  # context tokens found stored / asked for, in [0, 1]
+    recomputed_tokens: float  # context tokens storage had given up, computed again
+    evicted_bytes: float
+    stored_bytes_peak: float  # unlimited: the agents' working set
+
+
+@dataclass
+class DramTierStats:
+    """summary.dram_tier: the KV tier in each node's DRAM (cache.dram_bytes > 0)."""
+    hit_rate: float  # hit tokens taken from a DRAM tier / hit tokens, in [0, 1]
+    snic_bytes_saved: float
 
 
 @dataclass
@@ -313,6 +361,7 @@ def _run(doc, root):
 
     run.slo_ttft_s, run.slo_tpot_s = optional("ttft_s", positive=True), optional("tpot_s", positive=True)
     run.warmup_end_s = optional("warmup_end_s", minimum=0)
+    _tiers(doc, scenario, summary, run)
     resources = doc.get(root, "", "resources", "object")
     for cls, entries in resources.items():
         where = _join("resources", cls)
@@ -332,6 +381,47 @@ def _run(doc, root):
             ))
         run.resources[cls] = links
     return run
+
+
+def _fraction(doc, obj, prefix, key):
+    """obj[key], a number in [0, 1] (a hit rate)."""
+    if key not in obj:
+        doc.fail(_join(prefix, key), "a number in [0, 1]", "nothing (key missing)")
+    value = obj[key]
+    is_num = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not (is_num and 0 <= value <= 1):
+        doc.fail(_join(prefix, key), "a number in [0, 1]", _show(value))
+    return value
+
+
+def _tiers(doc, scenario, summary, run):
+    """The KV tiers of a run: their sizes from the scenario and their statistics from the summary. A
+    result with scenario.storage must have summary.storage; one with scenario.cache must have
+    summary.storage_read_bytes, and summary.dram_tier when cache.dram_bytes > 0. Results older than
+    either key have neither tier (sizes 0, statistics None)."""
+    if "storage" in scenario:
+        storage = doc.get(scenario, "scenario", "storage", "object")
+        run.storage_capacity_bytes = doc.get(storage, "scenario.storage", "capacity_bytes", "number",
+                                             minimum=0)
+        stats = doc.get(summary, "summary", "storage", "object")
+        run.storage = StorageStats(
+            hit_rate=_fraction(doc, stats, "summary.storage", "hit_rate"),
+            recomputed_tokens=doc.get(stats, "summary.storage", "recomputed_tokens", "number", minimum=0),
+            evicted_bytes=doc.get(stats, "summary.storage", "evicted_bytes", "number", minimum=0),
+            stored_bytes_peak=doc.get(stats, "summary.storage", "stored_bytes_peak", "number", minimum=0))
+    if "cache" in scenario:
+        cache = doc.get(scenario, "scenario", "cache", "object")
+        run.dram_bytes = doc.get(cache, "scenario.cache", "dram_bytes", "number", minimum=0)
+        run.storage_read_bytes = doc.get(summary, "summary", "storage_read_bytes", "number", minimum=0)
+        if run.dram_bytes > 0:
+            tier = summary.get("dram_tier")
+            if tier is None:  # null or absent
+                doc.fail("summary.dram_tier", "an object (scenario.cache.dram_bytes is %g)" % run.dram_bytes,
+                         "null" if "dram_tier" in summary else "nothing (key missing)")
+            doc.check(tier, "summary.dram_tier", "object")
+            run.dram_tier = DramTierStats(
+                hit_rate=_fraction(doc, tier, "summary.dram_tier", "hit_rate"),
+                snic_bytes_saved=doc.get(tier, "summary.dram_tier", "snic_bytes_saved", "number", minimum=0))
 
 
 def _range(doc, root, key):

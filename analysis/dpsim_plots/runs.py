@@ -32,21 +32,35 @@ def labels(runs):
     return out
 
 
-def setup(run, scales=True):
+def setup(run, variant=True):
     """Short description of a run's set-up, e.g. 'ds27b-32k (ds27b, 1P1D)', with the workload's scaling
-    when it is not 1 and scales is true: 'ds660b-64k (ds660b, 2P4D, append x1.5)'."""
+    when it is not 1 and the KV tiers when set, if variant is true: 'ds660b-64k (ds660b, 2P4D, append
+    x1.5)', 'ds660b-64k (ds660b, 2P4D, storage 0.277 TB)'."""
     model = ("%s, " % run.model) if run.model and run.model != run.name else ""
-    scaled = (", " + run.scales()) if scales and run.scales() else ""
+    scaled = (", " + run.variant()) if variant and run.variant() else ""
     return "%s (%s%dP%dD%s)" % (run.name, model, run.prefill_nodes, run.decode_nodes, scaled)
+
+
+def _variant_text(run, runs):
+    """What tells run apart from the runs given with it, one line each: the workload's scales when they
+    differ between the runs ("unscaled" at x1), the storage capacity and the DRAM tier when they do."""
+    lines = []
+    if len({(r.append_scale, r.gen_scale) for r in runs}) > 1:
+        lines.append(run.scales().replace(", ", "\n") or "unscaled")
+    if len({r.storage_capacity_bytes for r in runs}) > 1:
+        lines.append(run.storage_text())
+    if len({r.dram_bytes for r in runs}) > 1:  # "DRAM tier 50 GB/node" is wider than a bar
+        lines.append(run.dram_text().replace("tier ", "tier\n", 1))
+    return "\n".join(lines)
 
 
 def jct_bars(runs, out_dir, name="jct.png"):
     """The paper's Fig. 7 layout: x = agent counts, one bar per read-path label, y = JCT (s).
 
-    One panel per scenario set-up (name, model, P, D, and the workload's append/gen scaling when it is
-    not 1). Several runs with the same set-up, agents and label are averaged, with the min-max as an
-    error bar. Runs stopped before every turn finished (complete = false) are hatched: their JCT is a
-    lower bound.
+    One panel per scenario set-up (name, model, P, D, the workload's append/gen scaling when it is not
+    1, and the storage capacity and DRAM tier when set). Several runs with the same set-up, agents and
+    label are averaged, with the min-max as an error bar. Runs stopped before every turn finished
+    (complete = false) are hatched: their JCT is a lower bound.
     """
     run_labels = labels(runs)
     panels = {}
@@ -167,22 +181,24 @@ def utilization_over_time(run, out_dir, name):
 
 
 def ttft_breakdown(runs, out_dir, name="ttft-breakdown.png"):
-    """Stacked bars of summary.ttft_breakdown_s, one per run (sorted by set-up, workload scaling,
-    agents, APS and policy), with the mean TTFT as a marker."""
+    """Stacked bars of summary.ttft_breakdown_s, one per run (sorted by set-up, workload scaling, storage
+    capacity, DRAM tier, agents, APS and policy), with the mean TTFT as a marker."""
     run_labels = labels(runs)
-    order = sorted(range(len(runs)), key=lambda i: (setup(runs[i], scales=False), runs[i].append_scale,
-                                                    runs[i].gen_scale, runs[i].agents, runs[i].aps or 0,
+    order = sorted(range(len(runs)), key=lambda i: (setup(runs[i], variant=False), runs[i].append_scale,
+                                                    runs[i].gen_scale,
+                                                    runs[i].storage_capacity_bytes or float("inf"),
+                                                    runs[i].dram_bytes, runs[i].agents, runs[i].aps or 0,
                                                     common.policy_sort_key(run_labels[i])))
     runs, run_labels = [runs[i] for i in order], [run_labels[i] for i in order]
-    many_setups = len({setup(r, scales=False) for r in runs}) > 1
-    many_scales = len({(r.append_scale, r.gen_scale) for r in runs}) > 1
+    many_setups = len({setup(r, variant=False) for r in runs}) > 1
+    many_variants = len({r.variant() for r in runs}) > 1
     xlabels = []
     for run, label in zip(runs, run_labels):
         text = "%s\n%d agents" % (label.replace(", ", "\n"), run.agents)
         if run.mode == "online" and run.aps is not None:
             text += "\n%g APS" % run.aps
-        if many_scales:
-            text += "\n" + (run.scales().replace(", ", "\n") or "unscaled")
+        if many_variants:
+            text += "\n" + _variant_text(run, runs)
         if many_setups:
             text = run.name + "\n" + text
         xlabels.append(text)
@@ -194,6 +210,6 @@ def ttft_breakdown(runs, out_dir, name="ttft-breakdown.png"):
     ax.set_xlabel("run (read path, agents)")
     title = "TTFT breakdown (summary.ttft_breakdown_s)"
     if not many_setups:
-        title += ": " + setup(runs[0], scales=not many_scales)
+        title += ": " + setup(runs[0], variant=not many_variants)
     ax.set_title(title)
     return common.save(fig, out_dir, name)

@@ -8,14 +8,10 @@ scale:
 The runs at x1 (both scales 1) are in both panels; a panel with no scale other than 1 is not drawn. A
 run with both scales other than 1 fits neither panel: it is left out (Group.left_out; plot.py says so).
 
-One line per system, named as the project names them:
-  Basic     read_path "pe" with layerwise false
-  DualPath  read_path "dualpath"
-  Oracle    read_path "oracle"
-  others    "<read_path>, layerwise" or "<read_path>, no layerwise"
-A system whose runs in a group use more than one scheduler (or layerwise flag) gets it in its label, so
-different set-ups never share a line. Several runs of one line at one scale (e.g. seeds) are averaged,
-their min-max an error bar. Each scale is annotated with DualPath's speedup over Basic (Basic's JCT /
+One line per system, named as systems.py names them (Basic, DualPath, Oracle, or the read path and
+layerwise flag; a system whose runs in a group use more than one scheduler or layerwise flag gets it in
+its label). Several runs of one line at one scale (e.g. seeds) are averaged, their min-max an error
+bar. Each scale is annotated with DualPath's speedup over Basic (Basic's JCT /
 DualPath's) when both ran. A run stopped before all its turns finished (complete = false) has a JCT that
 is only a lower bound: its point is hollow, and a speedup it enters is a bound (">=" when Basic stopped,
 "<=" when DualPath did; none when both did).
@@ -26,8 +22,8 @@ matplotlib); scaling_figure() draws.
 
 from dataclasses import dataclass
 
-BASIC, DUALPATH, ORACLE = "Basic", "DualPath", "Oracle"
-SYSTEM_ORDER = (BASIC, DUALPATH, ORACLE)
+from .systems import BASIC, DUALPATH, labels, legend, marker, sort_key
+
 # (panel, its title, the scale on its x axis, the scale that must be 1), in drawing order.
 PANELS = (("append", "append length", "append_scale", "gen_scale"),
           ("gen", "generation length", "gen_scale", "append_scale"))
@@ -68,42 +64,6 @@ class Group:
     panels: list
     runs: list  # the runs drawn
     left_out: list  # the runs with both scales other than 1
-
-
-def _flag(layerwise):
-    return {True: "layerwise", False: "no layerwise"}.get(layerwise, "layerwise not given")
-
-
-def system(run):
-    """The system a run is: Basic, DualPath, Oracle, or "<read_path>, <layerwise flag>"."""
-    if run.read_path == "pe" and run.layerwise is False:
-        return BASIC
-    if run.read_path == "dualpath":
-        return DUALPATH
-    if run.read_path == "oracle":
-        return ORACLE
-    return "%s, %s" % (run.read_path, _flag(run.layerwise))
-
-
-def labels(runs):
-    """system() per run, plus its scheduler or layerwise flag when that system's runs differ in it."""
-    names = [system(r) for r in runs]
-    out = []
-    for run, name in zip(runs, names):
-        same = [r for r, n in zip(runs, names) if n == name]
-        parts = [name]
-        if len({r.scheduler for r in same}) > 1:
-            parts.append("scheduler %s" % (run.scheduler or "default"))
-        if len({r.layerwise for r in same}) > 1:
-            parts.append(_flag(run.layerwise))
-        out.append(", ".join(parts))
-    return out
-
-
-def sort_key(label):
-    """Basic, DualPath, Oracle first (with their variants), then the other labels alphabetically."""
-    head = label.split(",")[0]
-    return (SYSTEM_ORDER.index(head) if head in SYSTEM_ORDER else len(SYSTEM_ORDER), label)
 
 
 def scales_vary(runs):
@@ -171,11 +131,6 @@ def _speedups(lines):
 HEADROOM = 1.3
 _ROW_Y = (0.97, 0.90)
 _CLOSE = 0.12
-_MARKERS = {BASIC: "s", DUALPATH: "o", ORACLE: "^"}
-
-
-def _marker(label):
-    return _MARKERS.get(label.split(",")[0], "D")
 
 
 def _draw_line(ax, label, points, color):
@@ -183,7 +138,7 @@ def _draw_line(ax, label, points, color):
     xs, ys = [p.scale for p in points], [p.jct_s for p in points]
     ax.plot(xs, ys, color=color, linewidth=1.5, zorder=2)
     for p in points:
-        ax.plot([p.scale], [p.jct_s], _marker(label), color=color, markersize=7, markeredgewidth=1.5,
+        ax.plot([p.scale], [p.jct_s], marker(label), color=color, markersize=7, markeredgewidth=1.5,
                 markerfacecolor=color if p.complete else "white", zorder=3)
     spread = [p for p in points if p.high_s > p.low_s]
     if spread:
@@ -231,19 +186,6 @@ def _draw_panel(ax, panel, colors):
     return any(not p.complete for points in panel.lines.values() for p in points)
 
 
-def _legend(ax, labels_drawn, colors, hollow):
-    import matplotlib.lines
-
-    handles = [matplotlib.lines.Line2D([], [], color=colors[lab], marker=_marker(lab), markersize=7,
-                                       label=lab) for lab in labels_drawn]
-    if hollow:
-        handles.append(matplotlib.lines.Line2D([], [], color="0.3", marker="o", markerfacecolor="white",
-                                               linestyle="none", label="hollow: run stopped early\n"
-                                                                       "(its JCT a lower bound)"))
-    ax.legend(handles=handles, title="system", fontsize=8, title_fontsize=8, loc="upper left",
-              bbox_to_anchor=(1.02, 1.0))
-
-
 def scaling_figure(rows, out_dir, name="scaling.png"):
     """Draws the Groups rows (from groups(), each with at least one panel) as a row of panels each.
     Returns the path written."""
@@ -262,7 +204,7 @@ def scaling_figure(rows, out_dir, name="scaling.png"):
         for ax in row_axes[len(group.panels):]:
             ax.set_visible(False)
         drawn = [lab for lab in all_labels if any(lab in p.lines for p in group.panels)]
-        _legend(row_axes[len(group.panels) - 1], drawn, colors, hollow)
+        legend(row_axes[len(group.panels) - 1], drawn, colors, hollow)
     lines = ["JCT against append and generation length (DualPath Fig. 9 layout)"]
     if len(rows) == 1:
         lines.append(rows[0].title)

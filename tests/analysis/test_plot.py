@@ -9,7 +9,8 @@ file. Prints one line per case and "N passed, M failed"; exits 1 when a case fai
 the figures (one folder per case) for a look.
 
 Fixtures: ds27b-32k-*.json are real `dpsim run` results, scaling/*.json real ones cut down to the keys
-plot.py reads (make_scaling_fixtures.py), online-*.csv / online-*.jsonl real per-turn records
+plot.py reads (make_scaling_fixtures.py), storage-capacity/*.json and dram-tier/*.json too
+(make_tier_fixtures.py), online-*.csv / online-*.jsonl real per-turn records
 (outputs.requests) with the run results that wrote them beside them, plan.json a real `dpsim plan`
 output (see tests/analysis/README.md); sweep-summary.json (made by make_sweep_fixture.py)
 and capacity.json are hand-made in the shape dpsim will write.
@@ -163,6 +164,16 @@ def _bad_inputs(tmp):
     append_text["scenario"]["workload"]["append_scale"] = "x2"
     gen_zero["scenario"]["workload"]["gen_scale"] = 0
     complete_text["complete"] = "yes"
+    capped = os.path.join("storage-capacity", "6.92e11-basic.json")
+    tiered = os.path.join("dram-tier", "5e10-dualpath.json")
+    capacity_text, no_storage, hit_high = load_fixture(capped), load_fixture(capped), load_fixture(capped)
+    capacity_text["scenario"]["storage"]["capacity_bytes"] = "lots"
+    del no_storage["summary"]["storage"]
+    hit_high["summary"]["storage"]["hit_rate"] = 1.5
+    tier_null, tier_no_hit, reads_text = load_fixture(tiered), load_fixture(tiered), load_fixture(tiered)
+    tier_null["summary"]["dram_tier"] = None
+    del tier_no_hit["summary"]["dram_tier"]["hit_rate"]
+    reads_text["summary"]["storage_read_bytes"] = "many"
     cases = [
         (write_json(os.path.join(tmp, "bad-jct.json"), run), "summary.jct_s: expected a number"),
         (write_json(os.path.join(tmp, "bad-sweep.json"), sweep), "points[3].utilization.snic"),
@@ -183,6 +194,18 @@ def _bad_inputs(tmp):
          "scenario.workload.gen_scale: expected a number > 0, got 0"),
         (write_json(os.path.join(tmp, "complete-text.json"), complete_text),
          'complete: expected true or false, got "yes"'),
+        (write_json(os.path.join(tmp, "capacity-text.json"), capacity_text),
+         'scenario.storage.capacity_bytes: expected a number >= 0, got "lots"'),
+        (write_json(os.path.join(tmp, "no-storage.json"), no_storage),
+         "summary.storage: expected an object, got nothing (key missing)"),
+        (write_json(os.path.join(tmp, "hit-high.json"), hit_high),
+         "summary.storage.hit_rate: expected a number in [0, 1], got 1.5"),
+        (write_json(os.path.join(tmp, "tier-null.json"), tier_null),
+         "summary.dram_tier: expected an object (scenario.cache.dram_bytes is 5e+10), got null"),
+        (write_json(os.path.join(tmp, "tier-no-hit.json"), tier_no_hit),
+         "summary.dram_tier.hit_rate: expected a number in [0, 1], got nothing (key missing)"),
+        (write_json(os.path.join(tmp, "reads-text.json"), reads_text),
+         'summary.storage_read_bytes: expected a number >= 0, got "many"'),
         (write_json(os.path.join(tmp, "not-dpsim.json"), {"hello": 1}), "expected a dpsim run result"),
         (os.path.join(tmp, "missing.json"), "cannot open"),
     ]
@@ -593,6 +616,234 @@ def case_scaling_series(out, tmp):
     stderr = expect_pngs(out, ["jct.png", "scaling.png"], paths + ["--only", "jct,scaling"])
     expect("basic-a2-g2.json: append_scale 2 and gen_scale 2 are both other than 1" in stderr
            and "leaves out the 13 run results" in stderr, "notes: %r" % stderr)
+
+
+# The KV-tier figures (storage-capacity.png, dram-tier.png). fixtures/storage-capacity/ holds 21 real
+# results (Basic, DualPath and Oracle at 7 capacities), fixtures/dram-tier/ 12 (Basic and DualPath at 6
+# tier sizes), cut down by make_tier_fixtures.py and named SIZE-SYSTEM.json (SIZE: storage.capacity_bytes,
+# resp. cache.dram_bytes per node; 0 = unlimited / no tier).
+TIER_SYSTEMS = {"basic": "Basic", "dualpath": "DualPath", "oracle": "Oracle"}
+
+
+def _tier_modules():
+    """dpsim_plots.inputs, dpsim_plots.tiers and plot.py's module (their data parts need no matplotlib)."""
+    sys.path.insert(0, os.path.join(ROOT, "analysis"))
+    import plot
+    from dpsim_plots import inputs, tiers
+    return inputs, tiers, plot
+
+
+def _drawn(group):
+    """{(panel key, system, stat, size): value} of a tiers.Group: every point it draws."""
+    return {(panel.spec.key, label, stat, p.size): p.value for panel in group.panels
+            for (label, stat), points in panel.lines.items() for p in points}
+
+
+def _from_files(folder, metrics):
+    """{(panel key, system, stat, size): value} worked out from the fixtures' JSON, by their names;
+    metrics: (panel key, stat, function of the parsed JSON)."""
+    expected = {}
+    for name in sorted(os.listdir(folder)):
+        size, system = os.path.splitext(name)[0].split("-")
+        with open(os.path.join(folder, name)) as f:
+            doc = json.load(f)
+        for key, stat, value in metrics:
+            expected[(key, TIER_SYSTEMS[system], stat, float(size))] = value(doc)
+    return expected
+
+
+_TTFT_METRICS = (("ttft", "mean", lambda d: d["summary"]["ttft_s"]["mean"]),
+                 ("ttft", "p99", lambda d: d["summary"]["ttft_s"]["p99"]),
+                 ("jct", "", lambda d: d["summary"]["jct_s"]))
+
+
+def _check_points(drawn, expected, what):
+    expect(sorted(drawn) == sorted(expected), "%s: points drawn at %s, expected %s"
+           % (what, sorted(drawn), sorted(expected)))
+    for key, value in expected.items():
+        _close(drawn[key], value, "%s: %s" % (what, key))
+
+
+def _real_tier_figure(out, tmp, folder, figure, knob_name, sizes, systems):
+    """plot.py on a folder of tier fixtures (each of the systems at each of the sizes); returns the one
+    group."""
+    paths = sorted(os.path.join(folder, n) for n in os.listdir(folder))
+    expect(len(paths) == len(sizes) * len(systems), "%s: %d files, expected %d"
+           % (folder, len(paths), len(sizes) * len(systems)))
+    stderr = expect_pngs(out, ["jct.png", figure, "ttft-breakdown.png"], paths)
+    left_out = (len(sizes) - 1) * len(systems)
+    expect("jct.png leaves out the %d run results that %s draws" % (left_out, figure) in stderr,
+           "no note on jct.png's runs: %r" % stderr)
+    expect_pngs(os.path.join(tmp, "only"), [figure], paths + ["--only", os.path.splitext(figure)[0]])
+    inputs, tiers, plot = _tier_modules()
+    runs = [inputs.load(p) for p in paths]
+    knob = getattr(tiers, knob_name)
+    groups = tiers.groups(runs, knob)
+    expect([g.title for g in groups] == ["ds660b-64k (ds660b, 2P4D), 1024 agents"],
+           "groups: %s" % [g.title for g in groups])
+    expect(groups[0].sizes == sizes, "sizes in x order %s, expected %s" % (groups[0].sizes, sizes))
+    expect(all(p.complete and p.runs == 1 for panel in groups[0].panels for pts in panel.lines.values()
+               for p in pts), "a point drawn hollow or from several runs")
+    other = [k for k in tiers.KNOBS if k is not knob][0]
+    expect(tiers.groups(runs, other) == [], "a %s group among these runs" % other.figure)
+    planned, _ = plot._plan(runs, [os.path.basename(p) for p in paths], {"jct"})
+    bars = sorted(os.path.basename(r.path) for r in next(d for _, f, d, _ in planned if f == "jct_bars"))
+    expect(bars == ["0-%s.json" % s for s in systems], "jct.png's runs: %s" % bars)
+    return groups[0]
+
+
+def case_storage_capacity(out, tmp):
+    """The real capacity curve: each point drawn is what its file says (miss ratio = 1 - hit rate)."""
+    folder = os.path.join(FIX, "storage-capacity")
+    group = _real_tier_figure(out, tmp, folder, "storage-capacity.png", "STORAGE",
+                              [1.38e11, 2.77e11, 6.92e11, 1.384e12, 2.076e12, 2.768e12, 0.0],
+                              ["basic", "dualpath", "oracle"])
+    expected = _from_files(folder, _TTFT_METRICS + (
+        ("miss", "", lambda d: 1 - d["summary"]["storage"]["hit_rate"]),
+        ("evicted", "", lambda d: d["summary"]["storage"]["evicted_bytes"] / 1e12)))
+    _check_points(_drawn(group), expected, "storage-capacity")
+    peaks = {load_fixture(os.path.join("storage-capacity", "0-%s.json" % s))["summary"]["storage"]
+             ["stored_bytes_peak"] for s in TIER_SYSTEMS}
+    expect(group.working_set_bytes == max(peaks), "working set %s, the unlimited runs' peaks %s"
+           % (group.working_set_bytes, peaks))
+
+
+def case_dram_tier(out, tmp):
+    """The real DRAM-tier runs: each point drawn is what its file says (tier hit rate 0 without a tier)."""
+    folder = os.path.join(FIX, "dram-tier")
+    group = _real_tier_figure(out, tmp, folder, "dram-tier.png", "DRAM",
+                              [0.0, 5e10, 1e11, 2.5e11, 5e11, 1e12], ["basic", "dualpath"])
+    expected = _from_files(folder, _TTFT_METRICS + (
+        ("read", "", lambda d: d["summary"]["storage_read_bytes"] / 1e12),
+        ("tier_hit", "", lambda d: (d["summary"]["dram_tier"] or {"hit_rate": 0.0})["hit_rate"])))
+    _check_points(_drawn(group), expected, "dram-tier")
+    expect(group.working_set_bytes is None, "a working set in the DRAM figure")
+
+
+def _tier_run(read_path, layerwise, capacity, dram, jct, hit=1.0, tier_hit=None, complete=True, agents=64,
+              old=False):
+    """A run result as plot.py reads it, made by hand (the keys of make_tier_fixtures.py). The TTFT mean is
+    JCT / 10 and its p99 JCT / 2; storage evicts (1 - hit) x 4 TB, holds at its peak the capacity (2 TB +
+    JCT GB when unlimited), and the SNICs read 1 TB + (1 - tier_hit) x 10 TB. old: a result from before
+    the tiers (no scenario.storage, scenario.cache, summary.storage, storage_read_bytes)."""
+    doc = _scaling_run(read_path, layerwise, 1, 1, jct, complete=complete, agents=agents)
+    doc["summary"]["ttft_s"] = {"mean": jct / 10, "p99": jct / 2}
+    if old:
+        return doc
+    doc["scenario"]["storage"] = {"capacity_bytes": capacity, "eviction": "lru"}
+    doc["scenario"]["cache"] = {"dram_bytes": dram, "eviction": "lru"}
+    doc["summary"]["storage"] = {"hit_rate": hit, "recomputed_tokens": (1 - hit) * 1e6,
+                                 "evicted_bytes": (1 - hit) * 4e12,
+                                 "stored_bytes_peak": capacity or 2e12 + jct * 1e9}
+    doc["summary"]["storage_read_bytes"] = 1e12 + (1 - (tier_hit or 0.0)) * 1e13
+    doc["summary"]["dram_tier"] = None if not dram else {"hit_rate": tier_hit, "snic_bytes_saved": 1e12}
+    return doc
+
+
+# Hand-made runs: file name -> _tier_run arguments. Traps: "pe" with layerwise (not Basic); two DualPath
+# seeds at 0.5 TB; a Basic stopped early at 0.5 TB; an Oracle from before the tiers (unlimited and no tier:
+# a JCT and TTFT but no miss ratio or storage reads; tier hit rate 0); the unlimited, tier-less Basic and
+# DualPath in both figures; a run with both tiers set and no partner (in neither figure); a 128-agent
+# set-up of its own (a second capacity row); a 512-agent one at one capacity (no figure).
+TIER_RUNS = {
+    "basic-unl": ("pe", False, 0, 0, 100), "dual-unl": ("dualpath", True, 0, 0, 50),
+    "oracle-old": ("oracle", True, 0, 0, 30, 1.0, None, True, 64, True),
+    "basic-c1e12": ("pe", False, 1e12, 0, 120, 0.9), "dual-c1e12": ("dualpath", True, 1e12, 0, 60, 0.8),
+    "basic-c5e11": ("pe", False, 5e11, 0, 300, 0.5, None, False),
+    "dual-c5e11-seed1": ("dualpath", True, 5e11, 0, 200, 0.6),
+    "dual-c5e11-seed2": ("dualpath", True, 5e11, 0, 240, 0.4),
+    "pelw-c5e11": ("pe", True, 5e11, 0, 250, 0.5),
+    "basic-d1e11": ("pe", False, 0, 1e11, 90, 1.0, 0.3),
+    "dual-d1e11": ("dualpath", True, 0, 1e11, 48, 1.0, 0.2),
+    "basic-d1e12": ("pe", False, 0, 1e12, 70, 1.0, 0.9),
+    "dual-d1e12": ("dualpath", True, 0, 1e12, 45, 1.0, 0.95),
+    "basic-c7e11-d3e11": ("pe", False, 7e11, 3e11, 999, 0.7, 0.5),
+    "basic-128-unl": ("pe", False, 0, 0, 400, 1.0, None, True, 128),
+    "basic-128-c1e12": ("pe", False, 1e12, 0, 500, 0.7, None, True, 128),
+    "basic-512-c1e12": ("pe", False, 1e12, 0, 10, 0.9, None, True, 512),
+}
+
+
+def _tier_table(group):
+    """{panel key: {(label, stat): [(size, value, complete, runs)]}} of a tiers.Group, rounded."""
+    return {panel.spec.key: {line: [(p.size, round(p.value, 9), p.complete, p.runs) for p in points]
+                             for line, points in panel.lines.items()} for panel in group.panels}
+
+
+def _ttft_lines(jct_lines):
+    """The TTFT panel the hand-made runs give: mean = JCT / 10, p99 = JCT / 2, from the JCT lines."""
+    out = {}
+    for (label, _), points in jct_lines.items():
+        for stat, divisor in (("mean", 10), ("p99", 2)):
+            out[(label, stat)] = [(s, round(v / divisor, 9), c, n) for s, v, c, n in points]
+    return out
+
+
+def case_tier_series(out, tmp):
+    """The series of hand-made runs: which run goes in which figure, row and line, and every value."""
+    paths = [write_json(os.path.join(tmp, name + ".json"), _tier_run(*args))
+             for name, args in TIER_RUNS.items()]
+    inputs, tiers, plot = _tier_modules()
+    runs = [inputs.load(p) for p in paths]
+    storage, dram = tiers.groups(runs, tiers.STORAGE), tiers.groups(runs, tiers.DRAM)
+    expect([g.title for g in storage] == ["tiny (ds27b, 1P1D), 64 agents", "tiny (ds27b, 1P1D), 128 agents"],
+           "storage rows %s" % [g.title for g in storage])
+    expect([g.title for g in dram] == ["tiny (ds27b, 1P1D), 64 agents"],
+           "DRAM rows %s" % [g.title for g in dram])
+    jct = {("Basic", ""): [(5e11, 300, False, 1), (1e12, 120, True, 1), (0, 100, True, 1)],
+           ("DualPath", ""): [(5e11, 220, True, 2), (1e12, 60, True, 1), (0, 50, True, 1)],
+           ("Oracle", ""): [(0, 30, True, 1)],
+           ("pe, layerwise", ""): [(5e11, 250, True, 1)]}
+    want = {"miss": {("Basic", ""): [(5e11, 0.5, False, 1), (1e12, 0.1, True, 1), (0, 0, True, 1)],
+                     ("DualPath", ""): [(5e11, 0.5, True, 2), (1e12, 0.2, True, 1), (0, 0, True, 1)],
+                     ("pe, layerwise", ""): [(5e11, 0.5, True, 1)]},
+            "jct": jct, "ttft": _ttft_lines(jct),
+            "evicted": {("Basic", ""): [(5e11, 2, False, 1), (1e12, 0.4, True, 1), (0, 0, True, 1)],
+                        ("DualPath", ""): [(5e11, 2, True, 2), (1e12, 0.8, True, 1), (0, 0, True, 1)],
+                        ("pe, layerwise", ""): [(5e11, 2, True, 1)]}}
+    got = _tier_table(storage[0])
+    expect(got == want, "storage, 64 agents: %s\nexpected %s" % (got, want))
+    seeds = storage[0].panels[1].lines[("DualPath", "")][0]
+    expect((seeds.low, seeds.high) == (200, 240), "DualPath 0.5 TB min-max %s-%s" % (seeds.low, seeds.high))
+    expect(storage[0].working_set_bytes == 2.1e12, "working set %s, expected the larger unlimited peak 2.1e12"
+           % storage[0].working_set_bytes)
+    expect(_tier_table(storage[1])["jct"] == {("Basic", ""): [(1e12, 500, True, 1), (0, 400, True, 1)]},
+           "storage, 128 agents: %s" % _tier_table(storage[1])["jct"])
+    jct = {("Basic", ""): [(0, 100, True, 1), (1e11, 90, True, 1), (1e12, 70, True, 1)],
+           ("DualPath", ""): [(0, 50, True, 1), (1e11, 48, True, 1), (1e12, 45, True, 1)],
+           ("Oracle", ""): [(0, 30, True, 1)]}
+    want = {"jct": jct, "ttft": _ttft_lines(jct),
+            "read": {("Basic", ""): [(0, 11, True, 1), (1e11, 8, True, 1), (1e12, 2, True, 1)],
+                     ("DualPath", ""): [(0, 11, True, 1), (1e11, 9, True, 1), (1e12, 1.5, True, 1)]},
+            "tier_hit": {("Basic", ""): [(0, 0, True, 1), (1e11, 0.3, True, 1), (1e12, 0.9, True, 1)],
+                         ("DualPath", ""): [(0, 0, True, 1), (1e11, 0.2, True, 1), (1e12, 0.95, True, 1)],
+                         ("Oracle", ""): [(0, 0, True, 1)]}}
+    got = _tier_table(dram[0])
+    expect(got == want, "DRAM tier: %s\nexpected %s" % (got, want))
+    expect(dram[0].working_set_bytes is None, "a working set in the DRAM figure")
+    # plot.py: jct.png keeps the runs neither figure draws at a size other than 0.
+    planned, notes = plot._plan(runs, [os.path.basename(p) for p in paths],
+                                {"jct", "storage-capacity", "dram-tier"})
+    bars = {os.path.basename(r.path) for r in next(d for _, f, d, _ in planned if f == "jct_bars")}
+    expect(bars == {"basic-unl.json", "dual-unl.json", "oracle-old.json", "basic-c7e11-d3e11.json",
+                    "basic-128-unl.json", "basic-512-c1e12.json"}, "jct.png's runs: %s" % sorted(bars))
+    expect(any("leaves out the 7 run results that storage-capacity.png" in n for n in notes)
+           and any("leaves out the 4 run results that dram-tier.png" in n for n in notes),
+           "notes: %s" % notes)
+    expect_pngs(out, ["jct.png", "storage-capacity.png", "dram-tier.png"],
+                paths + ["--only", "jct,storage-capacity,dram-tier"])
+
+
+def case_tier_none(out, tmp):
+    """Runs that differ in a tier's size but never within a set-up: no tier figure, a note saying why."""
+    paths = [write_json(os.path.join(tmp, name + ".json"), _tier_run(*args)) for name, args in
+             {"a": ("pe", False, 0, 0, 100, 1.0, None, True, 64),
+              "b": ("pe", False, 1e12, 0, 120, 0.9, None, True, 128),
+              "c": ("pe", False, 0, 1e11, 90, 1.0, 0.3, True, 256)}.items()]
+    stderr = expect_pngs(out, [], paths + ["--only", "storage-capacity,dram-tier"])
+    for knob in ("storage.capacity_bytes", "cache.dram_bytes"):
+        note = "the run results differ in %s, but no set-up has runs that differ in it alone" % knob
+        expect(note in stderr, "no note for %s: %r" % (knob, stderr))
 
 
 def case_resource_names(out, tmp):
