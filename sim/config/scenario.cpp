@@ -50,6 +50,10 @@ void read_cluster(JsonReader& r, ClusterConfig& c) {
   c.decode_nodes = count(r, "decode_nodes", def.decode_nodes, 1, kMaxNodesPerRole);
   c.dram_buffer_bytes = r.positive("dram_buffer_bytes", def.dram_buffer_bytes);
   c.prefill_dp_group_gpus = count(r, "prefill_dp_group_gpus", def.prefill_dp_group_gpus, 0);
+  c.de_buffer = r.one_of("de_buffer", name(def.de_buffer), {name(DeBuffer::kDram), name(DeBuffer::kHbm)}) ==
+                        name(DeBuffer::kHbm)
+                    ? DeBuffer::kHbm
+                    : DeBuffer::kDram;
 }
 
 void read_workload(JsonReader& r, WorkloadConfig& w, std::string& trace) {
@@ -312,7 +316,8 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
   j["cluster"] = {{"prefill_nodes", sc.cluster.prefill_nodes},
                   {"decode_nodes", sc.cluster.decode_nodes},
                   {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
-                  {"prefill_dp_group_gpus", sc.cluster.prefill_dp_group_gpus}};
+                  {"prefill_dp_group_gpus", sc.cluster.prefill_dp_group_gpus},
+                  {"de_buffer", name(sc.cluster.de_buffer)}};
   j["workload"] = {{"mode", w.mode},
                    {"trace", refs.trace},
                    {"generator",
