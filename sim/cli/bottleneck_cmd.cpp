@@ -1,5 +1,6 @@
-// `dpsim bottleneck HARDWARE [--json] [--p P --d D]`: the analytic bottleneck-free P/D range of DualPath
-// §4.2 (sim/cost/bottleneck.h) for one hardware file; with P and D also the ideal per-link loads there.
+// `dpsim bottleneck HARDWARE [--de-buffer dram|hbm] [--json] [--p P --d D]`: the analytic bottleneck-free
+// P/D range of DualPath §4.2 (sim/cost/bottleneck.h) for one hardware file, with the DE buffer in DRAM
+// (the paper's) or in HBM (cluster.de_buffer = hbm); with P and D also the ideal per-link loads there.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -19,6 +20,7 @@ namespace {
 
 struct BottleneckArgs {
   std::string hardware;
+  std::string de_buffer = config::name(config::DeBuffer::kDram);
   bool json = false;
   double p = 0;
   double d = 0;
@@ -40,7 +42,14 @@ int run_bottleneck(const BottleneckArgs& a) {
     std::fprintf(stderr, "%s\n", hw.status().message().c_str());
     return 2;
   }
-  StatusOr<cost::BottleneckRange> range = cost::bottleneck_range(cost::bottleneck_inputs(*hw));
+  config::DeBuffer de_buffer = config::DeBuffer::kDram;
+  if (a.de_buffer == config::name(config::DeBuffer::kHbm)) {
+    de_buffer = config::DeBuffer::kHbm;
+  } else if (a.de_buffer != config::name(config::DeBuffer::kDram)) {
+    std::fprintf(stderr, "--de-buffer: expected one of dram, hbm, got \"%s\"\n", a.de_buffer.c_str());
+    return 2;
+  }
+  StatusOr<cost::BottleneckRange> range = cost::bottleneck_range(cost::bottleneck_inputs(*hw, de_buffer));
   if (!range) {
     std::fprintf(stderr, "%s: %s\n", hw->file.c_str(), range.status().message().c_str());
     return 2;
@@ -56,7 +65,7 @@ int run_bottleneck(const BottleneckArgs& a) {
     }
     const cost::BottleneckInputs& in = range->in;
     loads = std::make_unique<cost::LinkLoads>(
-        cost::ideal_link_loads(in.g, in.cnic_Bps, in.snic_Bps, in.dram_Bps, a.p, a.d));
+        cost::ideal_link_loads(in.g, in.cnic_Bps, in.snic_Bps, in.dram_Bps, a.p, a.d, in.de_buffer));
   }
 
   if (a.json) {
@@ -90,6 +99,10 @@ void add_bottleneck_command(CLI::App& app, int* exit_code) {
   cmd->add_option("hardware", args->hardware,
                   "hardware JSON path, or a name under models/hardware/ (e.g. hopper-8x400g)")
       ->required();
+  cmd->add_option("--de-buffer", args->de_buffer,
+                  "where the DE buffer is: dram (the paper's, inequalities (1)-(9)) or hbm (GPUDirect into "
+                  "the DE GPU's HBM, (H1)-(H7) of sim/README.md); as the scenario field cluster.de_buffer")
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "print the result as JSON on stdout");
   CLI::Option* p =
       cmd->add_option("--p", args->p, "prefill nodes P: also print the ideal link loads at P, D");

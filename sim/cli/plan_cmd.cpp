@@ -106,7 +106,8 @@ StatusOr<std::vector<PlanChoice>> make_choices(const Plan& plan) {
     if (!sc) return sc.status();
     c.gpus_per_node = sc->hardware.gpus_per_node;
     c.price_per_node_hour = sc->hardware.cost_per_node_hour;
-    if (auto r = cost::bottleneck_range(cost::bottleneck_inputs(sc->hardware)); r && r->feasible) {
+    if (auto r = cost::bottleneck_range(cost::bottleneck_inputs(sc->hardware, sc->cluster.de_buffer));
+        r && r->feasible) {
       c.has_range = true;
       c.pd_min = r->pd_min;
       c.pd_max = r->pd_max;

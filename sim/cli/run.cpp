@@ -457,6 +457,12 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   cost.agents = static_cast<double>(totals.agents);
   s["cost"] = metrics::cost_summary(cost);
   s.update(metrics::latency_summary(rec));
+  metrics::DeHbmInputs hbm;
+  hbm.kv_bytes_per_de = cluster.hbm().per_de();
+  hbm.peak_before_join = cluster.hbm().peak_before_join();
+  hbm.peak_before_join_one_de = cluster.hbm().peak_before_join_one_de();
+  hbm.duration_s = rec.last_done;
+  s["de_hbm"] = metrics::de_hbm_summary(rec, hbm);
   slo_summary(sc, rec, cluster.run().stopped_by(), cluster.stop_rules().warmup_end_s(), s);
 
   nlohmann::json resources = nlohmann::json::object();

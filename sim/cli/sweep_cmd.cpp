@@ -101,7 +101,10 @@ void print_summary(const nlohmann::json& s) {
                     ? "bottleneck-free"
                     : ("limited by " + p["first_saturated"].get<std::string>()).c_str());
   }
-  std::printf("analytic range (DualPath 4.2): %s\n", range_text(s["analytic_range"]).c_str());
+  const nlohmann::json& analytic = s["analytic_range"];
+  const bool hbm = analytic.is_object() && analytic.value("de_buffer", "") == "hbm";
+  std::printf("analytic range (DualPath 4.2%s): %s\n",
+              hbm ? ", DE buffer in HBM: (H1)-(H7) of sim/README.md" : "", range_text(analytic).c_str());
   for (const auto& r : s["measured_ranges"])
     std::printf("measured range %s: %s\n", r["sets"].dump().c_str(), range_text(r).c_str());
 }
@@ -142,9 +145,12 @@ int run_sweep(const SweepArgs& a) {
     auto check = config::load_scenario(scenario, sets);
     if (!check) return fail(fmt::format("point {}: {}", p.name, check.status().message()));
   }
+  // The range of the scenario's DE buffer (cluster.de_buffer, as set for every point).
   nlohmann::json analytic = {{"pd_min", nullptr}, {"pd_max", nullptr}};
-  if (auto range = cost::bottleneck_range(cost::bottleneck_inputs(sc->hardware)); range && range->feasible)
+  if (auto range = cost::bottleneck_range(cost::bottleneck_inputs(sc->hardware, sc->cluster.de_buffer));
+      range && range->feasible)
     analytic = {{"pd_min", range->pd_min}, {"pd_max", range->pd_max}};
+  analytic["de_buffer"] = config::name(sc->cluster.de_buffer);
 
   const std::string dir = a.out;
   std::error_code ec;

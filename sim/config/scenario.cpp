@@ -50,6 +50,10 @@ void read_cluster(JsonReader& r, ClusterConfig& c) {
   c.decode_nodes = count(r, "decode_nodes", def.decode_nodes, 1, kMaxNodesPerRole);
   c.dram_buffer_bytes = r.positive("dram_buffer_bytes", def.dram_buffer_bytes);
   c.prefill_dp_group_gpus = count(r, "prefill_dp_group_gpus", def.prefill_dp_group_gpus, 0);
+  c.de_buffer = r.one_of("de_buffer", name(def.de_buffer), {name(DeBuffer::kDram), name(DeBuffer::kHbm)}) ==
+                        name(DeBuffer::kHbm)
+                    ? DeBuffer::kHbm
+                    : DeBuffer::kDram;
 }
 
 void read_workload(JsonReader& r, WorkloadConfig& w, std::string& trace) {
@@ -133,10 +137,16 @@ void read_storage(JsonReader& r, StorageConfig& s, const WorkloadConfig& w) {
            r.raw("capacity_bytes"));
 }
 
-void read_cache(JsonReader& r, CacheConfig& c) {
+void read_cache(JsonReader& r, CacheConfig& c, const ClusterConfig& cluster) {
   const CacheConfig def;
   c.dram_bytes = r.non_negative("dram_bytes", def.dram_bytes);
   c.eviction = r.one_of("eviction", def.eviction, policy::eviction_names());
+  // The tier keeps what the DE buffer held in the DE node's DRAM; in HBM the buffer leaves nothing there,
+  // and cached KV would have to be copied in first, which is not modelled.
+  if (r.ok() && c.dram_bytes > 0 && cluster.de_buffer == DeBuffer::kHbm)
+    r.fail("dram_bytes",
+           "0 with cluster.de_buffer \"hbm\" (the DRAM tier keeps what a DE buffer in DRAM held)",
+           r.raw("dram_bytes"));
 }
 
 void read_sim(JsonReader& r, SimConfig& s) {
@@ -316,7 +326,7 @@ Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& 
   r.object("slo", [&](JsonReader& s) { read_slo(s, sc.slo); });
   r.object("policy", [&](JsonReader& p) { read_policy(p, sc.policy); });
   r.object("storage", [&](JsonReader& s) { read_storage(s, sc.storage, sc.workload); });
-  r.object("cache", [&](JsonReader& c) { read_cache(c, sc.cache); });
+  r.object("cache", [&](JsonReader& c) { read_cache(c, sc.cache, sc.cluster); });
   r.object("sim", [&](JsonReader& s) { read_sim(s, sc.sim); });
   r.object("network", [&](JsonReader& n) { read_network(n, sc.network); });
   r.object("outputs", [&](JsonReader& o) { read_outputs(o, sc.outputs); });
@@ -411,7 +421,8 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
   j["cluster"] = {{"prefill_nodes", sc.cluster.prefill_nodes},
                   {"decode_nodes", sc.cluster.decode_nodes},
                   {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
-                  {"prefill_dp_group_gpus", sc.cluster.prefill_dp_group_gpus}};
+                  {"prefill_dp_group_gpus", sc.cluster.prefill_dp_group_gpus},
+                  {"de_buffer", name(sc.cluster.de_buffer)}};
   j["workload"] = {{"mode", w.mode},
                    {"trace", refs.trace},
                    {"generator",

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/config/de_buffer.h"
 #include "sim/config/hardware.h"
 #include "sim/config/model_spec.h"
 #include "sim/core/status.h"
@@ -20,6 +21,7 @@ struct ClusterConfig {
   double dram_buffer_bytes = 80e9;  // per node: PE/DE buffer capacity (DualPath §A.4: 80 GB for DeepSeek)
   int prefill_dp_group_gpus = 0;    // EP models: PE GPUs that run each layer together (DP attention);
                                     // 0 = the EP group (every PE GPU)
+  DeBuffer de_buffer = DeBuffer::kDram;  // where a request's KV waits for its decode (de_buffer.h)
 };
 
 struct GeneratorConfig {

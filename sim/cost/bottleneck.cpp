@@ -95,11 +95,12 @@ nlohmann::json term_json(const BoundTerm& t) {
 
 }  // namespace
 
-BottleneckInputs bottleneck_inputs(const config::HardwareSpec& hw) {
-  return BottleneckInputs{hw.gpus_per_node, hw.cnic_bw_Bps, hw.snic_bw_Bps, hw.dram_bw_Bps};
+BottleneckInputs bottleneck_inputs(const config::HardwareSpec& hw, config::DeBuffer de_buffer) {
+  return BottleneckInputs{hw.gpus_per_node, hw.cnic_bw_Bps, hw.snic_bw_Bps, hw.dram_bw_Bps, de_buffer};
 }
 
-LinkLoads ideal_link_loads(int g, double B, double sB, double M, double P, double D) {
+LinkLoads ideal_link_loads(int g, double B, double sB, double M, double P, double D,
+                           config::DeBuffer de_buffer) {
   SIM_CHECK(g >= 1, "g = {}", g);
   SIM_CHECK(positive_finite(B) && positive_finite(sB) && positive_finite(M), "B={} sB={} M={}", B, sB, M);
   SIM_CHECK(positive_finite(P) && positive_finite(D), "P={} D={}", P, D);
@@ -111,12 +112,21 @@ LinkLoads ideal_link_loads(int g, double B, double sB, double M, double P, doubl
   l.t_c_Bps = sB / (P * gg * gg);
   const double pe_pairs = D * gg;  // DE GPUs each PE GPU talks to
   const double de_pairs = P * gg;  // PE GPUs each DE GPU talks to
+  l.de_buffer = de_buffer;
   l.pe_cnic_read = make_load(2 * l.t_p_Bps * pe_pairs, 0);
   l.pe_cnic_write = make_load(l.t_p_Bps * pe_pairs, l.t_c_Bps * pe_pairs);
-  l.de_cnic_read = make_load(l.t_p_Bps * de_pairs, 2 * l.t_c_Bps * de_pairs);
-  l.de_cnic_write = make_load(2 * l.t_p_Bps * de_pairs, l.t_c_Bps * de_pairs);
   l.pe_dram = make_load(2 * sB, 0);
-  l.de_dram = make_load(2 * sB * P / D, 3 * sB);
+  if (de_buffer == config::DeBuffer::kHbm) {
+    // PE path: PE GPU -> DE GPU (DE CNIC write); DE path: storage -> DE DRAM -> DE GPU (DE DRAM once,
+    // DE CNIC write), then DE GPU -> PE GPU (DE CNIC read). No H2D on the DE.
+    l.de_cnic_read = make_load(0, l.t_c_Bps * de_pairs);
+    l.de_cnic_write = make_load(l.t_p_Bps * de_pairs, l.t_c_Bps * de_pairs);
+    l.de_dram = make_load(0, sB);
+  } else {
+    l.de_cnic_read = make_load(l.t_p_Bps * de_pairs, 2 * l.t_c_Bps * de_pairs);
+    l.de_cnic_write = make_load(2 * l.t_p_Bps * de_pairs, l.t_c_Bps * de_pairs);
+    l.de_dram = make_load(2 * sB * P / D, 3 * sB);
+  }
   l.pe_snic = make_load(sB, 0);
   l.de_snic = make_load(0, sB);
   l.cnic_capacity_Bps = B;
@@ -148,34 +158,55 @@ StatusOr<BottleneckRange> bottleneck_range(const BottleneckInputs& in) {
   r.s = s;
   r.m_over_sb = in.dram_Bps / in.snic_Bps;
 
-  // (2)-(3): sB/g (1 + D/P) <= B. With g <= s even D/P -> 0 leaves sB/g >= B: no P/D works.
+  const bool hbm = in.de_buffer == config::DeBuffer::kHbm;
+  // (2)-(3) = (H2): sB/g (1 + D/P) <= B. With g <= s even D/P -> 0 leaves sB/g >= B: no P/D works.
   const double lower = g > s ? s / (g - s) : kInf;
   r.terms.push_back(make_term("pe_cnic_write", "PE CNIC write",
                               "H2D of PE-path KV into each PE GPU plus DE-path KV arriving by RDMA",
-                              "(2)-(3)", "P/D >= s/(g-s)", TermKind::kLower, lower));
-  r.terms.push_back(make_term("de_cnic_read", "DE CNIC read",
-                              "PE-path KV read from the DE buffer for H2D plus DE-path KV read twice "
-                              "(RDMA to the PE, H2D to the DE GPU)",
-                              "(4)-(5)", "P/D <= (g-2s)/s", TermKind::kUpper, (g - 2 * s) / s));
-  r.terms.push_back(make_term("de_cnic_write", "DE CNIC write",
-                              "PE-path KV written into the DE buffer and then into the DE GPU, plus "
-                              "DE-path KV written into the DE GPU",
-                              "(6)-(7)", "P/D <= (g-s)/(2s)", TermKind::kUpper, (g - s) / (2 * s)));
-  r.terms.push_back(make_term("de_dram", "DE DRAM",
-                              "DE-path KV written once and read twice, PE-path KV written once and read "
-                              "once, in the DE node's DRAM (half-duplex)",
-                              "(8)", "P/D <= (M/(sB)-3)/2", TermKind::kUpper, (r.m_over_sb - 3) / 2));
+                              hbm ? "(H2)" : "(2)-(3)", "P/D >= s/(g-s)", TermKind::kLower, lower));
+  if (hbm) {
+    r.terms.push_back(make_term("de_cnic_write", "DE CNIC write",
+                                "PE-path KV written into the DE GPU, plus DE-path KV read from storage "
+                                "into the DE GPU",
+                                "(H4)", "P/D <= (g-s)/s", TermKind::kUpper, (g - s) / s));
+  } else {
+    r.terms.push_back(make_term("de_cnic_read", "DE CNIC read",
+                                "PE-path KV read from the DE buffer for H2D plus DE-path KV read twice "
+                                "(RDMA to the PE, H2D to the DE GPU)",
+                                "(4)-(5)", "P/D <= (g-2s)/s", TermKind::kUpper, (g - 2 * s) / s));
+    r.terms.push_back(make_term("de_cnic_write", "DE CNIC write",
+                                "PE-path KV written into the DE buffer and then into the DE GPU, plus "
+                                "DE-path KV written into the DE GPU",
+                                "(6)-(7)", "P/D <= (g-s)/(2s)", TermKind::kUpper, (g - s) / (2 * s)));
+    r.terms.push_back(make_term("de_dram", "DE DRAM",
+                                "DE-path KV written once and read twice, PE-path KV written once and read "
+                                "once, in the DE node's DRAM (half-duplex)",
+                                "(8)", "P/D <= (M/(sB)-3)/2", TermKind::kUpper, (r.m_over_sb - 3) / 2));
+  }
 
   BoundTerm pe_read = make_term("pe_cnic_read", "PE CNIC read",
                                 "PE-path KV read from the PE buffer for H2D and sent from the PE GPU "
                                 "to the DE",
-                                "(1)", "2s/g <= 1", TermKind::kCondition, 2 * s / g);
+                                hbm ? "(H1)" : "(1)", "2s/g <= 1", TermKind::kCondition, 2 * s / g);
   pe_read.holds = 2 * s <= g;
   BoundTerm pe_dram =
       make_term("pe_dram", "PE DRAM", "PE-path KV written by the SNIC and read for H2D in the PE node's DRAM",
-                "(text)", "2sB <= M", TermKind::kCondition, 2 / r.m_over_sb);
+                hbm ? "(H6)" : "(text)", "2sB <= M", TermKind::kCondition, 2 / r.m_over_sb);
   pe_dram.holds = 2 * in.snic_Bps <= in.dram_Bps;
-  r.conditions = {pe_read, pe_dram};
+  if (hbm) {
+    BoundTerm de_read =
+        make_term("de_cnic_read", "DE CNIC read", "DE-path KV read from the DE GPU and sent to the PE GPU",
+                  "(H3)", "s/g <= 1", TermKind::kCondition, s / g);
+    de_read.holds = s <= g;
+    BoundTerm de_dram = make_term("de_dram", "DE DRAM",
+                                  "DE-path KV crossing the DE node's DRAM once, on its way from the SNIC "
+                                  "to the DE GPU",
+                                  "(H5)", "sB <= M", TermKind::kCondition, 1 / r.m_over_sb);
+    de_dram.holds = in.snic_Bps <= in.dram_Bps;
+    r.conditions = {pe_read, de_read, de_dram, pe_dram};
+  } else {
+    r.conditions = {pe_read, pe_dram};
+  }
 
   r.pd_min = lower;
   r.pd_max = kInf;
@@ -201,6 +232,14 @@ StatusOr<BottleneckRange> bottleneck_range(const BottleneckInputs& in) {
   } else if (!(r.pd_min <= r.pd_max)) {
     r.reason = fmt::format("lower bound {:.6g} > upper bound {:.6g}: no P/D satisfies every inequality",
                            r.pd_min, r.pd_max);
+  } else {
+    // Any other condition (with the DE buffer in DRAM, the PE DRAM's holds whenever (8) admits a P/D).
+    for (const BoundTerm& c : r.conditions)
+      if (!c.holds) {
+        r.reason = fmt::format("{} violated (ratio {:.6g}): the {} exceeds its capacity for every P/D",
+                               c.formula, c.value, c.resource);
+        break;
+      }
   }
   r.feasible = r.reason.empty();
   return r;
@@ -228,7 +267,13 @@ std::string simple_fraction(double x) {
 
 std::string format_table(const BottleneckRange& r, const LinkLoads* loads) {
   std::string out;
-  out += "Bottleneck-free P/D range (DualPath §4.2, inequalities (1)-(9)); P, D = prefill, decode nodes\n";
+  if (r.in.de_buffer == config::DeBuffer::kHbm) {
+    out +=
+        "Bottleneck-free P/D range with the DE buffer in HBM (DualPath §4.2's analysis, inequalities "
+        "(H1)-(H7) of sim/README.md); P, D = prefill, decode nodes\n";
+  } else {
+    out += "Bottleneck-free P/D range (DualPath §4.2, inequalities (1)-(9)); P, D = prefill, decode nodes\n";
+  }
   out += fmt::format(
       "  g = {} GPUs/node, B = {:.6g} GB/s per CNIC direction, sB = {:.6g} GB/s per SNIC (s = {}), "
       "M = {:.6g} GB/s DRAM (M/(sB) = {})\n\n",
@@ -294,6 +339,7 @@ std::string format_table(const BottleneckRange& r, const LinkLoads* loads) {
 nlohmann::json to_json(const LinkLoads& l) {
   return {{"P", l.p},
           {"D", l.d},
+          {"de_buffer", config::name(l.de_buffer)},
           {"pd", l.p / l.d},
           {"t_p_Bps", l.t_p_Bps},
           {"t_c_Bps", l.t_c_Bps},
@@ -321,7 +367,8 @@ nlohmann::json to_json(const BottleneckRange& r, const LinkLoads* loads) {
                  {"snic_bw_Bps", r.in.snic_Bps},
                  {"dram_bw_Bps", r.in.dram_Bps},
                  {"s", r.s},
-                 {"m_over_sb", r.m_over_sb}};
+                 {"m_over_sb", r.m_over_sb},
+                 {"de_buffer", config::name(r.in.de_buffer)}};
   j["terms"] = nlohmann::json::object();
   for (const BoundTerm& t : r.terms) j["terms"][t.key] = term_json(t);
   j["conditions"] = nlohmann::json::object();

@@ -23,25 +23,41 @@
 // The paper says (1) holds "since s <= g"; it really needs s <= g/2. When s >= g/2 the DE CNIC read
 // term is <= 0, so the range is empty anyway; likewise M/(sB) <= 3 empties it via (8) and implies
 // nothing about PE DRAM, which holds whenever (8) admits any P/D > 0 (M > 3sB > 2sB).
+//
+// With the DE buffer in HBM (cluster.de_buffer = hbm; derivation in sim/README.md, "The DE buffer in DRAM
+// or in HBM"): DE-side reads go storage -> DE DRAM (once) -> DE CNIC write -> DE GPU; the DE-path layer
+// loads DE GPU -> DE CNIC read -> PE; the PE's KV PE GPU -> DE CNIC write -> DE GPU; no H2D on the DE.
+//   (H1)    PE CNIC read  = 2 T_p D g            = 2sB/g                 <= B  <=> 2s/g <= 1
+//   (H2)    PE CNIC write = (T_p + T_c) D g      = sB/g (1 + D/P)       <= B  <=> P/D >= s/(g-s)
+//   (H3)    DE CNIC read  = T_c P g              = sB/g                  <= B  <=> s/g <= 1
+//   (H4)    DE CNIC write = (T_p + T_c) P g      = sB/g (P/D + 1)       <= B  <=> P/D <= (g-s)/s
+//   (H5)    DE DRAM       = sB (the DE's own storage reads, once)        <= M  <=> sB <= M
+//   (H6)    PE DRAM       = 2 sB (as (text) above)                       <= M  <=> 2sB <= M
+//   (H7)    s/(g-s) <= P/D <= (g-s)/s, non-empty iff s <= g/2, i.e. iff (H1) holds
+// Paper hardware: 1/7 <= P/D <= 7 (PE CNIC write below, DE CNIC write above; the DRAMs at 10% and 20%).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "sim/config/de_buffer.h"
 #include "sim/config/hardware.h"
 #include "sim/core/status.h"
 
 namespace sim::cost {
 
 struct BottleneckInputs {
-  int g = 8;                // GPUs (= CNICs) per node
-  double cnic_Bps = 50e9;   // B, per CNIC per direction
-  double snic_Bps = 50e9;   // s·B, per node per direction
-  double dram_Bps = 500e9;  // M, per node, reads + writes
+  int g = 8;                                             // GPUs (= CNICs) per node
+  double cnic_Bps = 50e9;                                // B, per CNIC per direction
+  double snic_Bps = 50e9;                                // s·B, per node per direction
+  double dram_Bps = 500e9;                               // M, per node, reads + writes
+  config::DeBuffer de_buffer = config::DeBuffer::kDram;  // inequalities (1)-(9), or (H1)-(H7) for hbm
 };
-// g, B, sB, M of a hardware file (line rates; storage efficiency/cap are ignored, see above).
-BottleneckInputs bottleneck_inputs(const config::HardwareSpec& hw);
+// g, B, sB, M of a hardware file (line rates; storage efficiency/cap are ignored, see above), and the DE
+// buffer's variant.
+BottleneckInputs bottleneck_inputs(const config::HardwareSpec& hw,
+                                   config::DeBuffer de_buffer = config::DeBuffer::kDram);
 
 // One load, split by the read path whose bytes make it up; bytes/s.
 struct Load {
@@ -53,16 +69,21 @@ struct Load {
 // Steady-state loads with every SNIC saturated and reads split ideally (the paper's assumption).
 // CNIC loads are per CNIC (= per GPU) per direction; DRAM loads per node, reads + writes summed; SNIC
 // loads per node in the storage -> node direction (the other direction carries nothing here).
+// The DE-side terms differ with the DE buffer in HBM (hbm: in brackets).
 struct LinkLoads {
-  double p = 0, d = 0;           // the P, D they were computed for
+  double p = 0, d = 0;  // the P, D they were computed for
+  config::DeBuffer de_buffer = config::DeBuffer::kDram;
   double t_p_Bps = 0;            // T_p = sB/(D g²), per PE–DE GPU pair
   double t_c_Bps = 0;            // T_c = sB/(P g²), per PE–DE GPU pair
   Load pe_cnic_read;             // (1) 2 T_p D g: PE path H2D read from DRAM (3) + GPU -> DE send (5)
   Load pe_cnic_write;            // (2) T_p D g (PE path 4: H2D into the GPU) + T_c D g (DE path 5: RDMA in)
   Load de_cnic_read;             // (4) T_p P g (PE path 8: DE DRAM -> GPU) + 2 T_c P g (DE paths 3, 6)
+                                 // [hbm: T_c P g, the DE-path loads DE GPU -> PE]
   Load de_cnic_write;            // (6) 2 T_p P g (PE paths 7, 9) + T_c P g (DE path 7: H2D into DE GPU)
+                                 // [hbm: T_p P g (PE path push) + T_c P g (storage -> DE GPU)]
   Load pe_dram;                  // 2 sB, all PE path (SNIC write + H2D read)
   Load de_dram;                  // (8) 2 sB P/D (PE path: write + read) + 3 sB (DE path: write + 2 reads)
+                                 // [hbm: sB, the DE-side storage reads' bounce]
   Load pe_snic;                  // sB (PE path), storage -> PE node
   Load de_snic;                  // sB (DE path), storage -> DE node
   double cnic_capacity_Bps = 0;  // B
@@ -71,20 +92,21 @@ struct LinkLoads {
 };
 
 // REQUIRES g >= 1 and B, sB, M, P, D > 0 and finite (a violation is a caller bug: SIM_CHECK aborts).
-LinkLoads ideal_link_loads(int g, double B, double sB, double M, double P, double D);
+LinkLoads ideal_link_loads(int g, double B, double sB, double M, double P, double D,
+                           config::DeBuffer de_buffer = config::DeBuffer::kDram);
 
 // Largest load/capacity ratio over all CNIC directions and both DRAMs (SNICs are at 1 by construction).
 double max_utilisation(const LinkLoads& l);
 
 enum class TermKind { kLower, kUpper, kCondition };
 
-// One inequality of (1)-(9). For kLower/kUpper `value` is the bound on P/D (+inf when no P/D satisfies a
-// lower bound, i.e. g <= s); for kCondition `value` is load/capacity, independent of P/D.
+// One inequality of (1)-(9) (or (H1)-(H7)). For kLower/kUpper `value` is the bound on P/D (+inf when no P/D
+// satisfies a lower bound, i.e. g <= s); for kCondition `value` is load/capacity, independent of P/D.
 struct BoundTerm {
   std::string key;         // JSON key, e.g. "de_cnic_write"
   std::string resource;    // the resource it protects, e.g. "DE CNIC write"
   std::string label;       // one human sentence on what crosses that resource
-  std::string inequality;  // paper numbering, e.g. "(6)-(7)"; "(text)" when only stated in prose
+  std::string inequality;  // paper numbering, e.g. "(6)-(7)"; "(text)" when only stated in prose; "(H4)"
   std::string formula;     // e.g. "P/D <= (g-s)/(2s)" or "2s/g <= 1"
   TermKind kind = TermKind::kUpper;
   double value = 0;
@@ -94,17 +116,20 @@ struct BoundTerm {
 
 struct BottleneckRange {
   BottleneckInputs in;
-  double s = 0;                       // sB / B
-  double m_over_sb = 0;               // M / (sB)
-  double pd_min = 0;                  // (3); +inf when g <= s
-  double pd_max = 0;                  // min of (5), (7), (8); may be <= 0
-  bool feasible = false;              // pd_min <= pd_max, pd_max > 0 and every condition holds
-  std::string reason;                 // why the range is empty; "" when feasible
-  std::vector<BoundTerm> terms;       // pe_cnic_write, de_cnic_read, de_cnic_write, de_dram
-  std::vector<BoundTerm> conditions;  // pe_cnic_read (1), pe_dram (text)
+  double s = 0;           // sB / B
+  double m_over_sb = 0;   // M / (sB)
+  double pd_min = 0;      // (3); +inf when g <= s
+  double pd_max = 0;      // min of (5), (7), (8) (hbm: (H4)); may be <= 0
+  bool feasible = false;  // pd_min <= pd_max, pd_max > 0 and every condition holds
+  std::string reason;     // why the range is empty; "" when feasible
+  // dram: pe_cnic_write, de_cnic_read, de_cnic_write, de_dram; hbm: pe_cnic_write, de_cnic_write.
+  std::vector<BoundTerm> terms;
+  // dram: pe_cnic_read (1), pe_dram (text); hbm: pe_cnic_read, de_cnic_read, de_dram, pe_dram.
+  std::vector<BoundTerm> conditions;
 };
 
-// Inequalities (1)-(9). Errors (no exceptions) when g < 1 or B, sB, M are not positive and finite.
+// Inequalities (1)-(9), or (H1)-(H7) with in.de_buffer = hbm. Errors (no exceptions) when g < 1 or B, sB,
+// M are not positive and finite.
 StatusOr<BottleneckRange> bottleneck_range(const BottleneckInputs& in);
 
 // Whether P/D lies in [pd_min, pd_max] (relative tolerance 1e-12 at the ends) and the range is feasible.
@@ -119,7 +144,8 @@ std::string simple_fraction(double x);
 std::string format_table(const BottleneckRange& r, const LinkLoads* loads = nullptr);
 
 // {"pd_min", "pd_max" (null if infinite), "pd_min_fraction", "pd_max_fraction", "feasible", "reason",
-//  "inputs": {...}, "terms": {key: {...}}, "conditions": {key: {...}}}; with `loads` also "point".
+//  "inputs": {..., "de_buffer"}, "terms": {key: {...}}, "conditions": {key: {...}}}; with `loads` also
+//  "point".
 nlohmann::json to_json(const BottleneckRange& r, const LinkLoads* loads = nullptr);
 nlohmann::json to_json(const LinkLoads& l);
 

@@ -7,6 +7,7 @@
 
 #include "sim/core/check.h"
 #include "sim/cost/compute_plan.h"
+#include "sim/engine/de_buffer.h"
 #include "sim/engine/dispatcher.h"
 #include "sim/engine/sg_compat.h"
 #include "sim/metrics/timeline.h"
@@ -82,10 +83,14 @@ void DecodeService::queue_persist(DecodeEngineState& de, double gpu_bytes, doubl
 void DecodeService::prompt_ready(RequestId id) {
   Request& r = c_.requests[id];
   DecodeEngineState& de = des_[r.de];
-  if (c_.sc.policy.persist_append) queue_persist(de, 0, wire_bytes(r, r.miss * c_.kv_token));
+  // The appended tokens' KV goes to storage from the DE buffer: from DRAM, or from HBM (D2H first).
+  const bool hbm = de_buffer_hbm(c_);
+  const double append = c_.sc.policy.persist_append ? wire_bytes(r, r.miss * c_.kv_token) : 0;
+  if (append > 0) queue_persist(de, hbm ? append : 0, hbm ? 0 : append);
   if (r.gen <= 1) {  // one-token turn: done with its first token
     c_.buffers.release(r, de.node, false);
-    queue_persist(de, 0, wire_bytes(r, r.gen * c_.kv_token));
+    const double first = wire_bytes(r, r.gen * c_.kv_token);
+    queue_persist(de, hbm ? first : 0, hbm ? 0 : first);
     turn_end(id, r.t_first);
     de.cv_loader->notify_all();  // a whole-DE claim may be waiting for the DE's other requests to end
     return;
@@ -107,6 +112,7 @@ void DecodeService::turn_end(RequestId id, double t_done) {
     c_.rec.hbm_decoding_byte_s += r.hbm_bytes * (t_done - join);
   }
   c_.hbm.release(r, de);
+  de_hbm_freed(c_, de);  // DE buffer in HBM: reads and batches may now take it
   dispatcher_->de_load_left(de);
   turns_->turn_done(id, t_done);
 }
@@ -124,7 +130,7 @@ void DecodeService::loader(int de_id) {
         if (c_.loads.de_seq(de_id) == 1) return static_cast<int>(i);
         continue;
       }
-      if (r.hbm_reserved) return static_cast<int>(i);
+      if (r.t_hbm >= 0) return static_cast<int>(i);  // promised, or allocated early (de_buffer.h)
       return c_.hbm.can_allocate(r, de_id) ? static_cast<int>(i) : -1;  // immediate schedulers: FIFO
     }
     return -1;
@@ -136,12 +142,15 @@ void DecodeService::loader(int de_id) {
     const RequestId id = de.waiting[pick];
     de.waiting.erase(de.waiting.begin() + pick);
     Request& r = c_.requests[id];
-    if (!r.hbm_reserved) c_.hbm.allocate(r, de_id, now());  // a queued scheduler promised it already
+    if (r.t_hbm < 0) c_.hbm.allocate(r, de_id, now());  // not promised, nor taken for a DE buffer in HBM
     c_.run.release(lock);
-    const Status st = c_.transport.send(buf, gpu, wire_bytes(r, (r.hit + r.miss) * c_.kv_token));  // H2D
-    SIM_CHECK(st.is_ok(), "H2D on DE {}: {}", de_id, st.message());
-    c_.buffers.release(r, de.node, false);
+    if (!de_buffer_hbm(c_)) {  // DE buffer in DRAM: H2D into the HBM, then the buffer is free
+      const Status st = c_.transport.send(buf, gpu, wire_bytes(r, (r.hit + r.miss) * c_.kv_token));
+      SIM_CHECK(st.is_ok(), "H2D on DE {}: {}", de_id, st.message());
+      c_.buffers.release(r, de.node, false);
+    }
     r.t_decode_join = now();
+    c_.hbm.joined(r, de_id);
     DecodeGroupState& g = groups_[de.group];
     g.joins.push_back(id);
     g.cv->notify_all();

@@ -2,10 +2,12 @@
 // in. Per GPU, two actors:
 // - loader: takes requests whose prompt KV is complete in the DE buffer (FIFO), gets their HBM (HbmPool;
 //   waits while it is full), copies the KV H2D through the GPU's CNIC, frees the buffer, and hands the
-//   request to its group, to join the batch at the next step;
+//   request to its group, to join the batch at the next step. With the DE buffer in HBM
+//   (cluster.de_buffer = hbm, de_buffer.h) the KV is in the HBM already: no H2D, nothing to free;
 // - persist: every full block of generated KV (policy.persist_block_tokens) goes D2H then to storage; the
-//   appended tokens' KV goes from the DE buffer to storage. Pending bytes are sent in aggregate, at most
-//   once per sim.persist_interval_s (what becomes pending during an interval waits for its end).
+//   appended tokens' KV goes from the DE buffer to storage (from HBM: D2H first, like generated KV).
+//   Pending bytes are sent in aggregate, at most once per sim.persist_interval_s (what becomes pending
+//   during an interval waits for its end).
 // Per decode group (the decode role's EP group: every decode GPU of an EP model, each GPU alone otherwise),
 // one actor runs the steps. An EP group decodes in lock-step: every layer's dispatch and combine cross the
 // whole group, so each step lasts as long as the slowest GPU's attention and dense GEMMs plus the group's
@@ -42,8 +44,8 @@ struct DecodeEngineState {
   double own_s = 0;               // its part of a group step (decode_own_s), as of its last batch change
   double busy_s = 0;              // time in the group's steps while it held requests
   double busy_since = 0;          // the group's step time when its batch last became non-empty
-  double persist_gpu_bytes = 0;   // generated KV waiting for D2H + persist
-  double persist_dram_bytes = 0;  // appended KV in the DE buffer waiting for persist
+  double persist_gpu_bytes = 0;   // KV in HBM waiting for D2H + persist (generated; appended with hbm)
+  double persist_dram_bytes = 0;  // appended KV in the DRAM DE buffer waiting for persist
   int max_batch = 0;
   simgrid::s4u::ConditionVariablePtr cv_loader, cv_persist;
 };
@@ -83,7 +85,7 @@ class DecodeService {
   void start();
   void wake_all();
 
-  // The request's prefill is done and its whole prompt KV is in its DE buffer.
+  // The request's prefill is done and its whole prompt KV is in its DE buffer (DRAM or HBM).
   void prompt_ready(RequestId id);
 
   // Adds the busy time of the steps run so far to the DEs still holding requests. Call once, after the run.

@@ -6,6 +6,7 @@
 
 #include "sim/cost/batch_quota.h"
 #include "sim/cost/compute_plan.h"
+#include "sim/engine/de_buffer.h"
 #include "sim/engine/decode_service.h"
 #include "sim/engine/dispatcher.h"
 #include "sim/engine/sg_compat.h"
@@ -120,13 +121,12 @@ void PrefillService::ready(RequestId id) {
 
 bool PrefillService::has_work(const PrefillEngineState& pe) const {
   for (RequestId id : pe.ready) {
-    const Request& r = c_.requests[id];
-    if (c_.buffers.de_fits(r, c_.loads.de_node(r.de))) return true;
+    if (de_space_fits(c_, c_.requests[id])) return true;
   }
   return false;
 }
 
-// pe's batch for the next pass (FIFO; requests whose DE buffer is full keep their place).
+// pe's batch for the next pass (FIFO; requests whose DE-side space does not fit keep their place).
 void PrefillService::form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch,
                                 std::vector<cost::Chunk>& chunks) {
   cost::QuotaBatchFormer former(c_.sc.model, c_.sc.hardware, limits_);
@@ -134,7 +134,7 @@ void PrefillService::form_batch(PrefillEngineState& pe, std::vector<PassItem>& b
   while (!pe.ready.empty() && !former.closed()) {
     const RequestId id = pe.ready.front();
     Request& r = c_.requests[id];
-    if (!c_.buffers.reserve_de(r, c_.loads.de_node(r.de))) {
+    if (!take_de_space(c_, r)) {
       skipped.push_back(id);
       pe.ready.pop_front();
       continue;
@@ -156,7 +156,7 @@ void PrefillService::plan_transfers(const PrefillEngineState& pe, const std::vec
   for (const auto& it : batch) {
     Request& r = c_.requests[it.id];
     const auto& de = decode_->engine(r.de);
-    sg4::Host* de_buf = c_.h.nodes[de.node].bufs[de.gpu];
+    sg4::Host* de_buf = de_side_host(c_, de.node, de.gpu);  // the DE buffer: DRAM, or the DE GPU's HBM
     // The cached tokens' KV: the hit from the buffers it was read into (the PE fraction in the PE buffer,
     // the rest in the DE buffer), and an earlier chunk's computed KV from the DE buffer, where that
     // chunk's pass pushed it.

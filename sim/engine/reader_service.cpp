@@ -3,17 +3,32 @@
 #include <algorithm>
 
 #include "sim/core/check.h"
+#include "sim/engine/de_buffer.h"
 #include "sim/engine/prefill_service.h"
 #include "sim/engine/sg_compat.h"
 
 namespace sim::engine {
 
-ReaderService::ReaderService(EngineContext& ctx) : c_(ctx), queues_(ctx.h.nodes.size()) {}
+ReaderService::ReaderService(EngineContext& ctx) : c_(ctx), queues_(ctx.h.nodes.size()) {
+  for (const auto& [node, gpu] : c_.h.engines_of(platform::NodeRole::kDecode)) de_gpus_.push_back(gpu);
+  // With the DE buffer in HBM a decode node keeps one FIFO per GPU: each DE's HBM is its own.
+  const size_t gpus = static_cast<size_t>(c_.h.gpus_per_node);
+  for (size_t n = 0; n < queues_.size(); ++n)
+    queues_[n].fifos.resize(de_buffer_hbm(c_) && c_.h.nodes[n].role == platform::NodeRole::kDecode ? gpus
+                                                                                                   : 1);
+}
 
 void ReaderService::start() {
   for (int n = 0; n < static_cast<int>(queues_.size()); ++n)
     for (int l = 0; l < c_.sc.sim.read_depth; ++l)
       engine::spawn("reader", c_.h.nodes[n].storage, [this, n]() { lane(n); });
+}
+
+void ReaderService::enqueue(int node, RequestId id, double bytes) {
+  NodeQueue& nq = queues_[node];
+  const Request& r = c_.requests[id];
+  const size_t fifo = nq.fifos.size() > 1 ? static_cast<size_t>(de_gpus_[r.de]) : 0;
+  nq.fifos[fifo].push_back({id, bytes, nq.next_seq++});
 }
 
 void ReaderService::read(RequestId id) {
@@ -37,38 +52,61 @@ void ReaderService::read(RequestId id) {
       q.deferred_de_bytes = bytes;
       continue;
     }
-    queues_[node].emplace_back(id, bytes);
+    enqueue(node, id, bytes);
     queued[i] = node;
   }
   for (int node : queued)
     if (node >= 0) c_.buffers.room(node)->notify_all();
 }
 
+std::deque<ReaderService::Queued>* ReaderService::next_read(int node) {
+  // The oldest head whose read may start: the space it lands in (the PE buffer, or the request's DE buffer:
+  // de_buffer.h) is there or held already. With one FIFO only its head may go: a head that must wait holds
+  // up the node's queue (the node's DRAM buffer is one space). With a FIFO per DE GPU a head that waits for
+  // its DE's HBM holds up only the reads of that DE.
+  std::deque<Queued>* best = nullptr;
+  for (auto& fifo : queues_[node].fifos) {
+    if (fifo.empty() || (best != nullptr && best->front().seq < fifo.front().seq)) continue;
+    const Queued& head = fifo.front();
+    const Request& r = c_.requests[head.id];
+    const bool fits = node != c_.loads.pe_node(r.pe)
+                          ? de_space_fits(c_, r)
+                          : c_.buffers.fits(node, c_.buffers.read_need(r, true, head.bytes));
+    if (fits) best = &fifo;
+  }
+  return best;
+}
+
 void ReaderService::lane(int node) {
-  auto& queue = queues_[node];
   while (true) {
-    auto lock = c_.run.lock_when(c_.buffers.room(node), [&]() {
-      if (queue.empty()) return true;
-      const Request& r = c_.requests[queue.front().first];
-      return !c_.buffers.fits(node,
-                              c_.buffers.read_need(r, node == c_.loads.pe_node(r.pe), queue.front().second));
-    });
+    std::deque<Queued>* fifo = nullptr;
+    auto lock =
+        c_.run.lock_when(c_.buffers.room(node), [&]() { return (fifo = next_read(node)) == nullptr; });
     if (c_.run.finished()) return;
-    const auto [id, bytes] = queue.front();
-    queue.pop_front();
+    const Queued next = fifo->front();
+    fifo->pop_front();
+    const RequestId id = next.id;
+    const double bytes = next.bytes;
     Request& q = c_.requests[id];
     const bool pe_side = node == c_.loads.pe_node(q.pe);
-    c_.buffers.take(q, node, pe_side, c_.buffers.read_need(q, pe_side, bytes));
+    if (pe_side) {
+      c_.buffers.take(q, node, true, c_.buffers.read_need(q, true, bytes));
+    } else {
+      const bool taken = take_de_space(c_, q);
+      SIM_CHECK(taken, "request {}: its DE-side space fitted, then did not", id);
+    }
     int deferred_node = -1;
     if (pe_side && q.deferred_de_bytes > 0) {  // a split read: its DE side may now queue
       deferred_node = c_.loads.de_node(q.de);
-      queues_[deferred_node].emplace_back(id, q.deferred_de_bytes);
+      enqueue(deferred_node, id, q.deferred_de_bytes);
       q.deferred_de_bytes = 0;
     }
     c_.run.release(lock);
     if (deferred_node >= 0) c_.buffers.room(deferred_node)->notify_all();
     const double t0 = now();
-    const Status st = c_.storage.read(node, bytes);
+    // DE side with the DE buffer in HBM: into the DE GPU's HBM, through the node's DRAM.
+    const Status st = pe_side || !de_buffer_hbm(c_) ? c_.storage.read(node, bytes)
+                                                    : c_.storage.read_to_gpu(node, de_gpus_[q.de], bytes);
     SIM_CHECK(st.is_ok(), "storage read on node {}: {}", node, st.message());
     // The request is still in flight (its slot is not reused before its turn ends): its reference holds.
     q.read_s = std::max(q.read_s, now() - t0);

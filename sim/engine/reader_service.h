@@ -1,10 +1,15 @@
-// ReaderService: storage reads into the nodes' DRAM buffers. Each node serves its read queue FIFO with
+// ReaderService: storage reads into the nodes' DRAM buffers (or, on the DE side with cluster.de_buffer =
+// hbm, into the DE GPU's HBM through the node's DRAM). Each node serves its read queue FIFO with
 // sim.read_depth lanes, so at most that many reads per node are in flight (activities stay O(nodes)). A
-// read starts only when the node's buffer has room for it (BufferPool::fits), which bounds the bytes in
-// flight by cluster.dram_buffer_bytes. Buffers are taken in one order, PE side before DE side: a split
-// read's DE side is queued only once its PE side has started.
+// read starts only when the space it lands in is there: room in the node's buffer (BufferPool::fits),
+// which bounds the bytes in flight by cluster.dram_buffer_bytes, or the request's DE-side space
+// (de_buffer.h). A node serves its reads FIFO: a read that must wait holds up those behind it; with the
+// DE buffer in HBM a decode node keeps a FIFO per GPU, so that a read waiting for its DE's HBM holds up
+// only that DE's reads. Buffers are taken in one order, PE side before DE side: a split read's DE side is
+// queued only once its PE side has started.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <utility>
 #include <vector>
@@ -30,11 +35,25 @@ class ReaderService {
   void read(RequestId id);
 
  private:
+  struct Queued {
+    RequestId id;
+    double bytes;
+    uint64_t seq;  // order of arrival on its node
+  };
+  // A node's reads waiting: one FIFO, or, on a decode node with the DE buffer in HBM, one per GPU.
+  struct NodeQueue {
+    std::vector<std::deque<Queued>> fifos;
+    uint64_t next_seq = 0;
+  };
+  void enqueue(int node, RequestId id, double bytes);
+  // The FIFO whose head is the node's next read to start, or nullptr when none may start now.
+  std::deque<Queued>* next_read(int node);
   void lane(int node);
 
   EngineContext& c_;
   PrefillService* prefill_ = nullptr;
-  std::vector<std::deque<std::pair<RequestId, double>>> queues_;  // per node: (request, bytes) waiting
+  std::vector<NodeQueue> queues_;  // per node
+  std::vector<int> de_gpus_;       // per DE: its GPU on its node
 };
 
 }  // namespace sim::engine

@@ -40,7 +40,9 @@ struct Request {
   // A queued scheduler's request larger than a whole DE's HBM: it claimed the DE's whole HBM and decodes
   // alone once the DE's other requests are done (dispatcher.cpp).
   bool hbm_whole_de = false;
-  double t_hbm = -1;  // when its DE HBM was promised (queued schedulers) or allocated (by the loader)
+  // When its DE HBM was promised (queued schedulers) or allocated (by the loader; with the DE buffer in HBM,
+  // before its first byte lands there: engine/de_buffer.h); -1 before.
+  double t_hbm = -1;
   double pe_buf_bytes = 0, de_buf_bytes = 0;  // DRAM buffer bytes held on each side
   // Milestones.
   double t_issue = -1, t_ready = -1, t_prefill_start = -1, t_first = -1, t_decode_join = -1, t_second = -1,

@@ -54,6 +54,17 @@ nlohmann::json latency_summary(const engine::Recorder& rec) {
   return j;
 }
 
+nlohmann::json de_hbm_summary(const engine::Recorder& rec, const DeHbmInputs& in) {
+  return {{"kv_bytes_per_de", in.kv_bytes_per_de},
+          {"before_join_byte_s", rec.hbm_waiting_byte_s},
+          {"decoding_byte_s", rec.hbm_decoding_byte_s},
+          {"before_join_mean_bytes", in.duration_s > 0 ? rec.hbm_waiting_byte_s / in.duration_s : 0.0},
+          {"before_join_peak_bytes", in.peak_before_join},
+          {"before_join_peak_bytes_one_de", in.peak_before_join_one_de},
+          {"before_join_peak_fraction_one_de",
+           in.kv_bytes_per_de > 0 ? in.peak_before_join_one_de / in.kv_bytes_per_de : 0.0}};
+}
+
 nlohmann::json interval_means(const std::vector<std::pair<float, float>>& samples, double interval_s,
                               double end_s) {
   nlohmann::json out = nlohmann::json::array();

@@ -23,6 +23,23 @@ nlohmann::json interval_means(const std::vector<std::pair<float, float>>& sample
 // Mean of the values of samples whose time is <= until_s; null when there is none.
 nlohmann::json mean_until(const std::vector<std::pair<float, float>>& samples, double until_s);
 
+// What summary.de_hbm is computed from, besides the recorder's byte-seconds.
+struct DeHbmInputs {
+  double kv_bytes_per_de = 0;          // a DE GPU's HBM for KV
+  double peak_before_join = 0;         // HbmPool::peak_before_join (summed over DEs)
+  double peak_before_join_one_de = 0;  // HbmPool::peak_before_join_one_de
+  double duration_s = 0;               // summary.jct_s
+};
+
+// summary.de_hbm: the DE HBM held for KV by the completed turns, before they joined their decode batch
+// (promised or allocated: while reading, prefilling, copying in; with cluster.de_buffer = hbm, the DE
+// buffer itself) and while decoding: {kv_bytes_per_de, before_join_byte_s, decoding_byte_s,
+// before_join_mean_bytes = before_join_byte_s / duration_s (summed over DE GPUs; 0 when duration_s is 0),
+// before_join_peak_bytes (summed over DE GPUs), before_join_peak_bytes_one_de,
+// before_join_peak_fraction_one_de = that / kv_bytes_per_de (0 when kv_bytes_per_de is 0)}. Peaks count every
+// turn, completed or not.
+nlohmann::json de_hbm_summary(const engine::Recorder& rec, const DeHbmInputs& in);
+
 // What summary.cost is computed from; every count is over the run's completed turns unless said otherwise.
 struct CostInputs {
   std::optional<double> per_node_hour;  // the hardware's cost.per_node_hour; unset = unknown

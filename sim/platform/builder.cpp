@@ -133,6 +133,17 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
       buf_up.emplace_back(cnic, Dir::UP);
       route(zone, gpu, qos.tagged(zone, h, q, gpu_up, false));
       route(zone, buf, qos.tagged(zone, h, q + ".buf", buf_up, false));
+      if (node.role == NodeRole::kDecode) {
+        // The storage side as GPU j's HBM reaches it (cluster.de_buffer = hbm): a read from it to the GPU
+        // crosses the storage backend and the SNIC, the node's DRAM once (the read's bounce buffer), then
+        // switch j's host PCIe link and the CNIC's write direction into the GPU; no CNIC read.
+        std::vector<sg4::LinkInRoute> store_up = storage_up;
+        store_up.emplace_back(dram);
+        if (hw.pcie_bw_Bps > 0) store_up.push_back(buf_up[1]);  // switch j's host PCIe link, up
+        auto* store = zone->create_host(q + ".store", 1.0)->seal();
+        route(zone, store, qos.tagged(zone, h, q + ".store", store_up, false));
+        node.stores.push_back(store);
+      }
       // The GPU's EP exchange (a collective from the GPU to itself): out through its CNIC and back in, as a
       // balanced all-to-all loads every CNIC of the group with as many bytes each way (transport.h).
       std::vector<sg4::LinkInRoute> loop = gpu_up;

@@ -7,9 +7,12 @@
 //   dram (n)   : up [dram]                            down [dram]                  (DRAM reached by the SNIC)
 //   store(n)   : up [snic.in]                         down [snic.out]              (the storage side of node
 //   n)
+//   store(n, j): up [snic.in, dram]                   (decode nodes: the storage side as GPU j's HBM sees it)
 // so storage read = store->dram, H2D = buf_j->gpu_j, D2H = gpu_j->buf_j, GPU A -> DRAM B = gpuA->bufB_j,
-// DRAM B -> GPU A = bufB_j->gpuA, persist = dram->store. With PCIe modelled, gpu_j's routes start with the
-// GPU's PCIe link and buf_j's with the host PCIe link of switch j. The compute fabric is non-blocking.
+// DRAM B -> GPU A = bufB_j->gpuA, persist = dram->store, storage read into GPU j's HBM through the DRAM
+// (cluster.de_buffer = hbm) = store_j->gpu_j: SNIC in, DRAM, CNIC j write. With PCIe modelled, gpu_j's
+// routes start with the GPU's PCIe link and buf_j's (and store_j's) with the host PCIe link of switch j.
+// The compute fabric is non-blocking.
 //
 // Traffic classes under network.qos = priority (builder.cpp): each GPU has a second host, its collective
 // endpoint `ep` (n, j), with the GPU's own routes, and every host's route starts with a private QoS tag: a
@@ -51,7 +54,10 @@ struct NodeHandles {
   std::vector<simgrid::s4u::Host*> bufs;  // g DRAM endpoints, one behind each CNIC
   simgrid::s4u::Host* dram = nullptr;     // DRAM endpoint behind the SNIC
   simgrid::s4u::Host* storage = nullptr;  // the storage side of this node
-  std::vector<simgrid::s4u::Host*> eps;   // g collective endpoints (network.qos = priority), else empty
+  // Decode nodes: g storage endpoints, one per GPU, whose transfers to GPU j land in its HBM through the
+  // node's DRAM (store(n, j) above); empty on prefill nodes.
+  std::vector<simgrid::s4u::Host*> stores;
+  std::vector<simgrid::s4u::Host*> eps;  // g collective endpoints (network.qos = priority), else empty
   // The node's part of an EP exchange over whole nodes: a host whose route to itself crosses the links of
   // every GPU to its CNIC, out then back in (with the collectives' QoS tag under network.qos = priority).
   // A flow of B bytes on it loads each of the node's CNICs with B each way: every GPU's share of a

@@ -51,6 +51,11 @@ void BufferPool::release(engine::Request& r, int node, bool pe_side) {
   Node& n = nodes_[node];
   n.used -= bytes;
   if (n.used < 1e-6 * bytes) n.used = std::max(0.0, n.used);
+  notify_room(node);
+}
+
+void BufferPool::notify_room(int node) {
+  Node& n = nodes_[node];
   // State first, then the notifications (simcalls: other actors run meanwhile), from a list taken out.
   std::vector<int> waiting;
   waiting.swap(n.waiting_pes);

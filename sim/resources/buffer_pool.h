@@ -8,7 +8,9 @@
 //     its PE when it takes a PE-path request into a batch). Whatever holds DE space can then finish
 //     without more of it, so a full buffer delays but never deadlocks.
 // Waits: read lanes wait on a node's condition variable (room()); a PE whose batch waits for DE space
-// registers with wait_for_room() and is woken through the waker set by its service.
+// registers with wait_for_room() and is woken through the waker set by its service. With the DE buffer in
+// HBM (cluster.de_buffer = hbm) only the PE side is here; the same waits serve the DE side's HBM
+// (engine/de_buffer.h).
 #pragma once
 
 #include <functional>
@@ -35,6 +37,9 @@ class BufferPool {
   bool reserve_de(engine::Request& r, int de_node);
   // Returns what `r` holds on one side to its node, then wakes that node's read lanes and waiting PEs.
   void release(engine::Request& r, int node, bool pe_side);
+  // Wakes the node's read lanes and waiting PEs: space they wait for was freed (its DRAM buffer, or, with
+  // the DE buffer in HBM, a DE GPU's HBM: engine/de_buffer.h).
+  void notify_room(int node);
 
   // A PE waits for room on `node` (woken once, at the next release there).
   void wait_for_room(int node, int pe);

@@ -1,5 +1,6 @@
 // DirectBackend: storage as the platform models it (platform/handles.h): a node's reads cross its SNIC
-// (and the storage link behind it, when modelled) into its DRAM; its writes cross DRAM then the SNIC out.
+// (and the storage link behind it, when modelled) into its DRAM, or on through a decode GPU's CNIC into its
+// HBM; its writes cross DRAM then the SNIC out.
 // Every block is always there: no capacity, no eviction.
 #pragma once
 
@@ -15,6 +16,10 @@ class DirectBackend : public StorageBackend {
   DirectBackend(const platform::PlatformHandles& h, transport::Transport& t) : h_(h), t_(t) {}
   Status read(int node, double bytes) override {
     return t_.send(h_.nodes[node].storage, h_.nodes[node].dram, bytes);
+  }
+  // REQUIRES: `node` is a decode node (platform/handles.h: stores).
+  Status read_to_gpu(int node, int gpu, double bytes) override {
+    return t_.send(h_.nodes[node].stores[gpu], h_.nodes[node].gpus[gpu], bytes);
   }
   Status persist(int node, double bytes) override {
     return t_.send(h_.nodes[node].dram, h_.nodes[node].storage, bytes);

@@ -1,6 +1,7 @@
 // StorageBackend: where KV blocks live between turns (3FS-like distributed storage). Reads land in a
-// node's DRAM through its SNIC; persistence leaves a node's DRAM through its SNIC. The interface is the
-// place for a storage tier with capacity and eviction, or a DRAM cache in front of it.
+// node's DRAM (or a decode GPU's HBM through the DRAM) through its SNIC; persistence leaves a node's DRAM
+// through its SNIC. The interface is the place for a storage tier with capacity and eviction, or a DRAM
+// cache in front of it.
 #pragma once
 
 #include "sim/core/status.h"
@@ -12,6 +13,10 @@ class StorageBackend {
   virtual ~StorageBackend() = default;
   // Reads `bytes` of KV into node `node`'s DRAM; returns when they are there.
   virtual Status read(int node, double bytes) = 0;
+  // Reads `bytes` of KV into the HBM of GPU `gpu` of decode node `node`, through the node's DRAM (crossed
+  // once, the read's bounce buffer) and the GPU's CNIC (cluster.de_buffer = hbm); returns when they are
+  // there.
+  virtual Status read_to_gpu(int node, int gpu, double bytes) = 0;
   // Writes `bytes` of KV from node `node`'s DRAM to storage; returns when they are stored.
   virtual Status persist(int node, double bytes) = 0;
 };

@@ -103,3 +103,44 @@ TEST_CASE("Route: PCIe links, when modelled, carry GPU and host sides of an H2D"
   // 3 GB over a 50 GB/s CNIC, the slowest link on the route.
   CHECK(sg4::Engine::get_clock() == Approx(kBytes / 50e9).epsilon(1e-6));
 }
+
+TEST_CASE("Route: storage read into a decode GPU's HBM (de_buffer = hbm) -> SNIC in, DRAM once, CNIC write",
+          "[sg]") {
+  check_route([](const PlatformHandles& h) { return h.nodes[1].stores[1]; },
+              [](const PlatformHandles& h) { return h.nodes[1].gpus[1]; },
+              {{"n1.snic/in", kBytes}, {"n1.dram/shared", kBytes}, {"n1.g1.cnic/write", kBytes}});
+}
+
+TEST_CASE("Route: GPU on A -> GPU on B (de_buffer = hbm) -> A CNIC read, B CNIC write, no DRAM", "[sg]") {
+  check_route([](const PlatformHandles& h) { return h.nodes[0].gpus[0]; },
+              [](const PlatformHandles& h) { return h.nodes[1].gpus[1]; },
+              {{"n0.g0.cnic/read", kBytes}, {"n1.g1.cnic/write", kBytes}});
+}
+
+TEST_CASE(
+    "Route: storage read into a decode GPU's HBM with PCIe -> switch j's host link, GPU link in, no "
+    "CNIC read",
+    "[sg]") {
+  auto& e = sim::testing::make_engine();
+  auto hw = two_gpu_hw();
+  hw.pcie_bw_Bps = 64e9;
+  PlatformHandles h = sim::platform::build_platform(hw, 1, 1);
+  CHECK(h.nodes[0].stores.empty());  // prefill nodes have no DE buffer
+  REQUIRE(h.nodes[1].stores.size() == 2);
+  sim::testing::Metered m(h, 1.0, 0);
+  auto& ls = m.ls;
+  sim::engine::spawn("sender", h.nodes[1].stores[1],
+                     [&h, &m]() { (void)m.t.send(h.nodes[1].stores[1], h.nodes[1].gpus[1], kBytes); });
+  e.run();
+  ls.finish(sg4::Engine::get_clock());
+  auto bytes = sim::testing::link_bytes(ls);
+  CHECK(bytes["n1.snic/in"] == Approx(kBytes));
+  CHECK(bytes["n1.dram/shared"] == Approx(kBytes));
+  CHECK(bytes["n1.g1.pcie_host/from_host"] == Approx(kBytes));
+  CHECK(bytes["n1.g1.pcie_gpu/to_gpu"] == Approx(kBytes));
+  CHECK(bytes["n1.g1.cnic/write"] == Approx(kBytes));
+  CHECK(bytes["n1.g1.cnic/read"] == 0);
+  CHECK(bytes["n1.g0.pcie_host/from_host"] == 0);
+  // 3 GB over the 50 GB/s SNIC and CNIC, the slowest links on the route.
+  CHECK(sg4::Engine::get_clock() == Approx(kBytes / 50e9).epsilon(1e-6));
+}

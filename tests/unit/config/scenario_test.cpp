@@ -48,6 +48,7 @@ TEST_CASE("Scenario: only hardware and model given -> every default of the struc
   CHECK(sc->cluster.prefill_nodes == def.cluster.prefill_nodes);
   CHECK(sc->cluster.decode_nodes == def.cluster.decode_nodes);
   CHECK(sc->cluster.dram_buffer_bytes == def.cluster.dram_buffer_bytes);
+  CHECK(sc->cluster.de_buffer == sim::config::DeBuffer::kDram);
   CHECK(sc->workload.mode == def.workload.mode);
   CHECK(sc->workload.trace.empty());
   CHECK(sc->workload.generator.dataset == def.workload.generator.dataset);
@@ -93,6 +94,8 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["name"] == "minimal");
   CHECK(r["cluster"]["prefill_nodes"] == 2);
   CHECK(r["cluster"]["dram_buffer_bytes"] == 80e9);
+  CHECK(r["cluster"].size() == 5);
+  CHECK(r["cluster"]["de_buffer"] == "dram");
   CHECK(r["workload"]["generator"]["dataset"] == "64k");
   CHECK(r["workload"]["trace"] == "");
   CHECK(r["policy"]["read_path"] == "dualpath");
@@ -369,4 +372,27 @@ TEST_CASE("Scenario: missing file, directory, malformed JSON -> errors naming th
              Contains(dir.dir() + ": expected a JSON file, got a directory"));
   CHECK_THAT(error_of(load_scenario(dir.write("m.json", "{\"hardware\": \"x\",, }"), {})),
              Contains(dir.path("m.json") + ":1:") && Contains("malformed JSON"));
+}
+
+TEST_CASE("Scenario: cluster.de_buffer -> dram or hbm, any other value or type is rejected", "[unit]") {
+  ScratchDir dir;
+  auto hbm = load_with(dir, R"("cluster": {"de_buffer": "hbm"})");
+  REQUIRE(error_of(hbm) == "");
+  CHECK(hbm->cluster.de_buffer == sim::config::DeBuffer::kHbm);
+  CHECK(hbm->resolved["cluster"]["de_buffer"] == "hbm");
+  auto dram = load_with(dir, "", {"cluster.de_buffer=dram"});
+  REQUIRE(error_of(dram) == "");
+  CHECK(dram->cluster.de_buffer == sim::config::DeBuffer::kDram);
+  CHECK(error_of(load_with(dir, "", {"cluster.de_buffer=hbm"})) == "");
+  const std::string file = dir.path("s.json");
+  CHECK(error_of(load_with(dir, R"("cluster": {"de_buffer": "gpu"})")) ==
+        file + ": cluster.de_buffer: expected one of dram, hbm, got \"gpu\"");
+  CHECK(error_of(load_with(dir, R"("cluster": {"de_buffer": "HBM"})")) ==
+        file + ": cluster.de_buffer: expected one of dram, hbm, got \"HBM\"");
+  CHECK(error_of(load_with(dir, R"("cluster": {"de_buffer": 1})")) ==
+        file + ": cluster.de_buffer: expected one of dram, hbm, got 1");
+  CHECK(error_of(load_with(dir, R"("cluster": {"de_buffer": null})")) ==
+        file + ": cluster.de_buffer: expected one of dram, hbm, got null");
+  CHECK(error_of(load_with(dir, "", {"cluster.de_buffer=sram"})) ==
+        file + ": --set cluster.de_buffer=sram: cluster.de_buffer: expected one of dram, hbm, got \"sram\"");
 }
