@@ -89,6 +89,7 @@ class Run:
     storage: object = None  # StorageStats (summary.storage); None in results older than scenario.storage
     dram_tier: object = None  # DramTierStats (summary.dram_tier); None without a tier
     storage_read_bytes: object = None  # summary.storage_read_bytes (float); None when absent
+    events: list = field(default_factory=list)  # [ScenarioEvent] that acted (results' events[])
 
     def scales(self):
         """The workload's scaling as text, e.g. "append x1.5", "append x2, gen x3"; "" when both are 1."""
@@ -121,6 +122,14 @@ class Run:
     def has_series(self):
         """True when some link has a utilisation time series (timeseries_interval_s > 0)."""
         return self.interval_s > 0 and any(link.series for links in self.resources.values() for link in links)
+
+
+@dataclass
+class ScenarioEvent:
+    """One entry of the results' events[] that acted: a scenario event (scenarios/README.md, "events")."""
+    label: str  # e.g. "link_degrade n2 snic in, n2 snic out x0.25"
+    start_s: float  # applied_at_s
+    end_s: object  # restored_at_s (float), None when still on at the run's end
 
 
 @dataclass
@@ -322,6 +331,25 @@ def load(path):
     raise InputError("%s: expected %s; its top-level keys are: %s" % (path, _EXPECTED_KINDS, keys))
 
 
+def _events(doc, root):
+    """The results' events[] that acted (applied_at_s not null), in file order."""
+    out = []
+    for i, entry in enumerate(doc.get(root, "", "events", "array", default=[])):
+        at = _join("events", i)
+        doc.check(entry, at, "object")
+        start = doc.get(entry, at, "applied_at_s", "number", nullable=True, minimum=0)
+        if start is None:
+            continue
+        links = doc.get(entry, at, "links", "array")
+        names = [doc.check(name, _join(_join(at, "links"), k), "string") for k, name in enumerate(links)]
+        label = "%s %s x%g" % (doc.get(entry, at, "kind", "string"), ", ".join(names),
+                               doc.get(entry, at, "factor", "number", positive=True))
+        out.append(ScenarioEvent(label=label, start_s=start,
+                                 end_s=doc.get(entry, at, "restored_at_s", "number", nullable=True,
+                                               minimum=0)))
+    return out
+
+
 def _run(doc, root):
     summary = doc.get(root, "", "summary", "object")
     scenario = doc.get(root, "", "scenario", "object")
@@ -362,6 +390,7 @@ def _run(doc, root):
     run.slo_ttft_s, run.slo_tpot_s = optional("ttft_s", positive=True), optional("tpot_s", positive=True)
     run.warmup_end_s = optional("warmup_end_s", minimum=0)
     _tiers(doc, scenario, summary, run)
+    run.events = _events(doc, root)
     resources = doc.get(root, "", "resources", "object")
     for cls, entries in resources.items():
         where = _join("resources", cls)

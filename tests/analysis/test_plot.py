@@ -860,6 +860,31 @@ def case_resource_names(out, tmp):
            "inputs.RESOURCE_CLASSES %s != the simulator's %s" % (sorted(inputs.RESOURCE_CLASSES), sorted(names)))
 
 
+def case_events(out, tmp):
+    """A run with scenario events: the utilisation figure is drawn, the events that acted are read with their
+    spans (one still on at the end, one never reached and left out), and a bad event is refused."""
+    doc = load_fixture("ds27b-32k-pe-128.json")
+    doc["events"] = [
+        {"kind": "link_degrade", "at_s": 10, "until_s": 20, "factor": 0.25, "links": ["n1 snic in", "n1 snic out"],
+         "applied_at_s": 10, "restored_at_s": 20},
+        {"kind": "link_degrade", "at_s": 30, "until_s": 1e9, "factor": 0.5, "links": ["n0 cnic read gpu2"],
+         "applied_at_s": 30, "restored_at_s": None},
+        {"kind": "link_degrade", "at_s": 2e9, "until_s": 3e9, "factor": 0.5, "links": ["n0 dram shared"],
+         "applied_at_s": None, "restored_at_s": None},
+    ]
+    path = write_json(os.path.join(tmp, "events.json"), doc)
+    expect_pngs(out, ["ttft-breakdown.png", "events-utilization.png"], [path])
+    inputs = _analysis_modules()[0]
+    got = [(e.label, e.start_s, e.end_s) for e in inputs.load(path).events]
+    expect(got == [("link_degrade n1 snic in, n1 snic out x0.25", 10, 20),
+                   ("link_degrade n0 cnic read gpu2 x0.5", 30, None)], "events %s" % got)
+    doc["events"][0]["applied_at_s"] = "soon"
+    bad = write_json(os.path.join(tmp, "bad-events.json"), doc)
+    rc, _, stderr = run_plot([bad], os.path.join(tmp, "bad-out"))
+    expect(rc == 2 and "events[0].applied_at_s: expected a number >= 0 or null" in stderr,
+           "bad event: exit %d, stderr %s" % (rc, stderr.strip()))
+
+
 CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 
