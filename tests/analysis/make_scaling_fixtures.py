@@ -32,15 +32,17 @@ def cut(doc, keep):
     return {k: doc[k] if sub is True else cut(doc[k], sub) for k, sub in keep.items()}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(keep=None, description=None):
+    """Cuts each RESULT.json given on the command line down to `keep` (default KEEP) into --out."""
+    keep = KEEP if keep is None else keep
+    parser = argparse.ArgumentParser(description=description or __doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", metavar="RESULT.json")
     parser.add_argument("--out", required=True, metavar="DIR")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for path in args.results:
         with open(path) as f:
-            doc = cut(json.load(f), KEEP)
+            doc = cut(json.load(f), keep)
         doc["resources"] = {}
         with open(os.path.join(args.out, os.path.basename(path)), "w") as f:
             json.dump(doc, f, indent=1, sort_keys=True)

@@ -10,15 +10,11 @@ summary.storage_read_bytes and summary.dram_tier (whole: null without a tier). "
 Values are copied unchanged.
 """
 
-import argparse
 import copy
-import json
-import os
 
-from make_scaling_fixtures import KEEP as SCALING_KEEP
-from make_scaling_fixtures import cut
+import make_scaling_fixtures
 
-KEEP = copy.deepcopy(SCALING_KEEP)
+KEEP = copy.deepcopy(make_scaling_fixtures.KEEP)
 KEEP["scenario"].update({"storage": {"capacity_bytes": True}, "cache": {"dram_bytes": True}})
 KEEP["summary"].update({
     "storage": {"hit_rate": True, "recomputed_tokens": True, "evicted_bytes": True, "stored_bytes_peak": True},
@@ -27,20 +23,5 @@ KEEP["summary"].update({
 })
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", nargs="+", metavar="RESULT.json")
-    parser.add_argument("--out", required=True, metavar="DIR")
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    for path in args.results:
-        with open(path) as f:
-            doc = cut(json.load(f), KEEP)
-        doc["resources"] = {}
-        with open(os.path.join(args.out, os.path.basename(path)), "w") as f:
-            json.dump(doc, f, indent=1, sort_keys=True)
-            f.write("\n")
-
-
 if __name__ == "__main__":
-    main()
+    make_scaling_fixtures.main(KEEP, __doc__.splitlines()[0])
