@@ -13,7 +13,7 @@ BufferPool::BufferPool(int nodes, double capacity_bytes, double kv_bytes_per_tok
 
 bool BufferPool::fits(int node, double bytes) const {
   const Node& n = nodes_[node];
-  return bytes <= 0 || n.used <= 0 || n.used + bytes <= capacity_;
+  return bytes <= 0 || n.holders == 0 || n.used + bytes <= capacity_;
 }
 
 double BufferPool::read_need(const engine::Request& r, bool pe_side, double bytes) const {
@@ -28,8 +28,10 @@ void BufferPool::add(int node, double bytes) {
 }
 
 void BufferPool::take(engine::Request& r, int node, bool pe_side, double bytes) {
+  double& held = pe_side ? r.pe_buf_bytes : r.de_buf_bytes;
+  if (held <= 0 && bytes > 0) nodes_[node].holders++;
   add(node, bytes);
-  (pe_side ? r.pe_buf_bytes : r.de_buf_bytes) += bytes;
+  held += bytes;
 }
 
 bool BufferPool::de_fits(const engine::Request& r, int de_node) const {
@@ -50,6 +52,9 @@ void BufferPool::release(engine::Request& r, int node, bool pe_side) {
   if (bytes <= 0) return;
   Node& n = nodes_[node];
   n.used -= bytes;
+  // The last holder gone: empty, exactly (the sums of takes and releases leave float residue, and a buffer
+  // that holds 1e-8 B would never again take a request larger than the whole buffer).
+  if (--n.holders == 0) n.used = 0;
   if (n.used < 1e-6 * bytes) n.used = std::max(0.0, n.used);
   notify_room(node);
 }

@@ -1,8 +1,8 @@
 // BufferPool: the DRAM buffer of every node (cluster.dram_buffer_bytes each): what storage reads land in
 // and what KV waits in for its PE (PE buffer) or its DE (DE buffer). Holds the two rules that keep full
 // buffers from deadlocking:
-//   - fits: bytes fit on a node when none are needed, the buffer holds nothing (a request larger than a
-//     buffer then runs alone), or there is room;
+//   - fits: bytes fit on a node when none are needed, no request holds any of the buffer (a request
+//     larger than a buffer then runs alone), or there is room;
 //   - one order: a request takes its PE-side space before its DE-side space, and its DE-side space is its
 //     whole prompt KV, reserved once before its first byte lands there (by its first DE-side read, or by
 //     its PE when it takes a PE-path request into a batch). Whatever holds DE space can then finish
@@ -56,6 +56,7 @@ class BufferPool {
  private:
   struct Node {
     double used = 0, peak = 0;
+    int holders = 0;  // request sides holding bytes here
     std::vector<int> waiting_pes;
     simgrid::s4u::ConditionVariablePtr cv;
   };

@@ -72,6 +72,23 @@ TEST_CASE("dualpath scheduler: HBM-tight Qwen 32B with one-token turns -> comple
   CHECK(r.at("invariants").at("de_hbm_held_at_end_bytes").get<double>() == Approx(0).margin(1024));
 }
 
+TEST_CASE("DRAM buffer: a turn larger than the whole buffer runs once the buffer is empty -> completes",
+          "[e2e]") {
+  // Qwen 32B 1P1D with 8 GB buffers: long turns' KV is larger than a whole buffer and may only take it
+  // empty. Before: the sums of takes and releases left about 1e-8 B "held" in an empty buffer, such a turn
+  // never fitted, and the run stalled (exit 3) at t = 6,583 s.
+  // (Not run_ok: its invariants assume no turn is larger than a buffer.)
+  const e2e::Run run = e2e::run_dpsim(
+      e2e::case_file("sched_hbm_1p1d.json"),
+      {"policy.read_path=split", "policy.scheduler=least_tokens", "cluster.dram_buffer_bytes=8e9"}, 120);
+  INFO(run.command << "\n" << run.stderr_text);
+  REQUIRE(run.exit_code == 0);
+  const auto& r = run.result;
+  CHECK(r.at("complete").get<bool>());
+  CHECK(r.at("summary").at("turns_completed").get<int>() == 5119);
+  CHECK(r.at("invariants").at("dram_buffer_held_at_end_bytes").get<double>() == 0);
+}
+
 TEST_CASE("dualpath scheduler: a turn larger than a DE's HBM -> the group's other DEs keep taking turns",
           "[e2e]") {
   // Before: a head larger than a whole DE's HBM waited in its DE group's FIFO queue for an idle DE, and
