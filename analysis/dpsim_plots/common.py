@@ -41,6 +41,21 @@ def figure(rows, cols, width_per_col, height_per_row, **kw):
     return fig, axes
 
 
+EVENT_COLORS = ("#d62728", "#9467bd", "#8c564b", "#e377c2")
+
+
+def mark_events(ax, events, end_s, labels=True):
+    """Shades the scenario events that acted (inputs.ScenarioEvent, as in a run result's events[]) over
+    [start_s, end_s], an event still on when the run ended up to end_s (its JCT); the k-th event in the
+    k-th of EVENT_COLORS. labels: True = each event's own label in the legend, False = no legend entry,
+    or a list of legend texts, one per event."""
+    for k, ev in enumerate(events):
+        end = ev.end_s if ev.end_s is not None else end_s
+        text = ev.label if labels is True else labels[k] if labels else None
+        ax.axvspan(ev.start_s, max(end, ev.start_s), color=EVENT_COLORS[k % len(EVENT_COLORS)], alpha=0.12,
+                   label=text)
+
+
 def percent_axis(ax, top=None):
     """Labels a utilisation axis in percent of capacity (values are fractions)."""
     ax.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(xmax=1.0))

@@ -159,17 +159,6 @@ def _draw_class(ax, cls, links, run):
     return peak
 
 
-_EVENT_COLORS = ("#d62728", "#9467bd", "#8c564b", "#e377c2")
-
-
-def _mark_events(ax, run, label):
-    """The scenario's events that acted, as shaded spans (to the JCT when still on), labelled once."""
-    for k, ev in enumerate(run.events):
-        end = ev.end_s if ev.end_s is not None else run.jct_s
-        ax.axvspan(ev.start_s, max(end, ev.start_s), color=_EVENT_COLORS[k % len(_EVENT_COLORS)], alpha=0.12,
-                   label=ev.label if label else None)
-
-
 def utilization_over_time(run, out_dir, name):
     """Utilisation over simulated time, one subplot per resource class present in the run.
 
@@ -179,7 +168,7 @@ def utilization_over_time(run, out_dir, name):
     classes += sorted(c for c in run.resources if c not in RESOURCE_CLASSES and run.resources[c])
     fig, axes = common.figure(len(classes), 1, 10.0, 2.4, sharex=True)
     for k, (ax, cls) in enumerate(zip(axes[:, 0], classes)):
-        _mark_events(ax, run, label=k == 0)
+        common.mark_events(ax, run.events, run.jct_s, labels=k == 0)
         peak = _draw_class(ax, cls, run.resources[cls], run)
         common.percent_axis(ax, top=max(1.0, peak) * 1.05)
         ax.set_ylabel("utilisation\n(% of capacity)", fontsize=8)
