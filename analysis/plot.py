@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Plots dpsim's JSON outputs and per-turn records as PNGs.
 
-    python3 analysis/plot.py INPUT... --out DIR [--only FIGURES] [--after SECONDS]
+    python3 analysis/plot.py INPUT... --out DIR [--only FIGURES] [--after SECONDS] [--bin SECONDS]
 
 An input ending in .csv or .jsonl is a per-turn records file (dpsim run --set outputs.requests=FILE):
 its header (CSV) or each line's keys (JSONL) must name ttft_s, tpot_s and first_token_s; it is read as
-a stream, keeping only TTFT and TPOT. Any other input is a run result (dpsim run), a sweep summary
-(kind "sweep"), a capacity result (kind "capacity") or a plan (kind "plan": dpsim plan's plan.json);
-the kind is detected from the content. Writes into DIR (created if needed), printing one line per PNG:
+a stream, keeping only TTFT, first-token time and TPOT. Any other input is a run result (dpsim run), a
+sweep summary (kind "sweep"), a capacity result (kind "capacity") or a plan (kind "plan": dpsim plan's
+plan.json); the kind is detected from the content. Writes into DIR (created if needed), printing one
+line per PNG:
   jct.png                      JCT bars per read-path policy against agents (>= 2 offline run results)
   scaling.png                  JCT of Basic, DualPath, Oracle against workload.append_scale and gen_scale
                                (DualPath Fig. 9 layout), when offline run results of one set-up and
@@ -31,12 +32,18 @@ the kind is detected from the content. Writes into DIR (created if needed), prin
                                money per hour), every point run, the Pareto front, the recommended point
   latency-cdf.png              TTFT and TPOT CDFs, one curve per records file, p50/p99 marked; the SLOs
                                of a run result given beside a records file (r.json for r.csv) as lines
+  ttft-over-time.png           TTFT against simulated time: the mean and the p99 of the turns whose first
+                               token came in each bin of first-token time, one colour per records file,
+                               the turns per bin beneath; the events that acted in a run result given
+                               beside a records file shaded
 <input> is the file name without its extension (with its folder's name in front when two inputs share
 it); records files are named apart from the JSON inputs, so r.csv and r.json may go together.
 --only jct,ttft,... writes only those figure families (names: jct, latency, ttft, utilization, sweep,
-cdf, plan, scaling, storage-capacity, dram-tier). --after SECONDS keeps, in latency-cdf.png, only the
-turns whose first_token_s is > SECONDS (the SLO warm-up: a run result's summary.slo.warmup_end_s), and
-the title says so.
+cdf, ttft-time, plan, scaling, storage-capacity, dram-tier). --after SECONDS keeps, in latency-cdf.png and
+ttft-over-time.png, only the turns whose first_token_s is > SECONDS (the SLO warm-up: a run result's
+summary.slo.warmup_end_s), and the title says so. --bin SECONDS sets ttft-over-time.png's bin width
+(default: the span of the first-token times drawn / 60, rounded to the nearest 1, 2 or 5 times a power
+of ten, e.g. 50 s for a run of an hour); bins start at 0 s, or at --after.
 
 Exit codes: 0 = done; 2 = bad command line, an input that is not a readable dpsim output (the message
 names the file, the JSON path or the line and column, and what was expected), or DIR cannot be
@@ -58,8 +65,8 @@ from dpsim_plots import inputs, records, scaling, tiers  # noqa: E402
 SYSTEM_PYTHON = "/usr/bin/python3"
 _REEXEC_ENV = "DPSIM_PLOT_REEXEC"
 # Figure families, as --only names them (a capacity result gives a "latency" and a "ttft" figure).
-FIGURES = ("jct", "latency", "ttft", "utilization", "sweep", "cdf", "plan", "scaling", "storage-capacity",
-           "dram-tier")
+FIGURES = ("jct", "latency", "ttft", "utilization", "sweep", "cdf", "ttft-time", "plan", "scaling",
+           "storage-capacity", "dram-tier")
 
 
 def _figure_list(text):
@@ -82,6 +89,17 @@ def _seconds(text):
     return value
 
 
+def _bin_seconds(text):
+    """--bin: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError("expected a number of seconds > 0, got %r" % text)
+    return value
+
+
 def _parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="plot.py", description="Plot dpsim run results, sweep summaries, capacity results, plans "
@@ -92,8 +110,11 @@ def _parse_args(argv):
     parser.add_argument("--only", metavar="FIGURES", type=_figure_list, default=FIGURES,
                         help="comma-separated subset of: %s (default: all)" % ",".join(FIGURES))
     parser.add_argument("--after", metavar="SECONDS", type=_seconds, default=None,
-                        help="latency-cdf.png: only turns whose first_token_s is > SECONDS (e.g. a run "
-                             "result's summary.slo.warmup_end_s)")
+                        help="latency-cdf.png, ttft-over-time.png: only turns whose first_token_s is > "
+                             "SECONDS (e.g. a run result's summary.slo.warmup_end_s)")
+    parser.add_argument("--bin", metavar="SECONDS", type=_bin_seconds, default=None,
+                        help="ttft-over-time.png: the bin width of first-token time (default: the span of "
+                             "the first-token times drawn / 60, rounded to 1, 2 or 5 times a power of ten)")
     return parser.parse_args(argv)
 
 
@@ -118,10 +139,10 @@ def _import_figures():
                          "(apt-get install python3-matplotlib) and run with %s\n"
                          % (sys.executable, SYSTEM_PYTHON))
         sys.exit(3)
-    from dpsim_plots import capacity, cdf, plan, runs, sweep
+    from dpsim_plots import capacity, cdf, plan, runs, sweep, ttft_time
 
     return {"capacity": capacity, "cdf": cdf, "plan": plan, "runs": runs, "scaling": scaling,
-            "sweep": sweep, "tiers": tiers}
+            "sweep": sweep, "tiers": tiers, "ttft_time": ttft_time}
 
 
 def _names(paths):
@@ -155,9 +176,10 @@ def _stem(path):
     return os.path.splitext(os.path.abspath(path))[0]
 
 
-def _cdf_curves(loaded, names, notes):
+def _record_curves(loaded, names, notes):
     """(label, Records, Run or None) per records input with a turn kept; the Run is the run result
-    given with the same path but .json (out/r.json for out/r.csv), whose SLOs the figure draws."""
+    given with the same path but .json (out/r.json for out/r.csv), whose SLOs latency-cdf.png draws
+    and whose events ttft-over-time.png shades."""
     runs_by_stem = {_stem(x.path): x for x in loaded if isinstance(x, inputs.Run)}
     curves = []
     for item, name in zip(loaded, names):
@@ -171,6 +193,23 @@ def _cdf_curves(loaded, names, notes):
         else:
             notes.append("%s: no records; no curve" % item.path)
     return curves
+
+
+def _records_figures(loaded, names, want, bin_s):
+    """The entries of latency-cdf.png and ttft-over-time.png in the plan, and their notes."""
+    notes = []
+    if not want & {"cdf", "ttft-time"}:
+        return [], notes
+    curves = _record_curves(loaded, names, notes)
+    if not curves:
+        return [], notes
+    plan = [("cdf", "latency_cdf", curves, "latency-cdf.png")] if "cdf" in want else []
+    if "ttft-time" in want:
+        given = bin_s is not None
+        if not given:
+            bin_s = records.readable_bin(records.first_token_span([rec for _, rec, _ in curves]))
+        plan.append(("ttft_time", "ttft_over_time", (curves, bin_s, given), "ttft-over-time.png"))
+    return plan, notes
 
 
 def _scaling(groups, offline, notes):
@@ -215,7 +254,7 @@ def _left_out_of_jct(scaled, tier_groups, notes):
     return out
 
 
-def _plan(loaded, names, want):
+def _plan(loaded, names, want, bin_s=None):
     """The figures to draw, as (module, function, data, file name) in output order, and the notes for
     stderr. Decided before matplotlib is imported, so inputs that give no figure cost no import."""
     run_results = [x for x in loaded if isinstance(x, inputs.Run)]
@@ -255,11 +294,8 @@ def _plan(loaded, names, want):
                 plan.append(("capacity", "ttft_breakdown", item, name + "-ttft-breakdown.png"))
         elif isinstance(item, inputs.Plan) and "plan" in want:
             plan.append(("plan", "pareto_figure", item, name + "-pareto.png"))
-    if "cdf" in want:
-        curves = _cdf_curves(loaded, names, notes)
-        if curves:
-            plan.append(("cdf", "latency_cdf", curves, "latency-cdf.png"))
-    return plan, notes
+    records_plan, records_notes = _records_figures(loaded, names, want, bin_s)
+    return plan + records_plan, notes + records_notes
 
 
 def main(argv):
@@ -274,9 +310,10 @@ def main(argv):
     except inputs.InputError as e:
         sys.stderr.write("plot.py: %s\n" % e)
         return 2
-    plan, notes = _plan(loaded, _input_names(args.inputs), set(args.only))
-    if args.after is not None and not any(isinstance(x, records.Records) for x in loaded):
-        notes.append("--after applies to per-turn records files (.csv, .jsonl); none given")
+    plan, notes = _plan(loaded, _input_names(args.inputs), set(args.only), args.bin)
+    for option, value in (("--after", args.after), ("--bin", args.bin)):
+        if value is not None and not any(isinstance(x, records.Records) for x in loaded):
+            notes.append("%s applies to per-turn records files (.csv, .jsonl); none given" % option)
     modules = _import_figures() if plan else {}  # may re-run the script under SYSTEM_PYTHON
     for note in notes:
         sys.stderr.write("plot.py: %s\n" % note)

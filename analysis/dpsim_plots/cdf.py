@@ -63,7 +63,7 @@ def _slo_lines(ax, curves, key, what, scale, unit, top, log):
     ax.set_xlim(left, right)
 
 
-def _subtitle(curves):
+def turns_drawn(curves):
     """Which turns are drawn: all, or those after --after; with the SLO warm-up of the paired run
     results (summary.slo.warmup_end_s) when they have one."""
     after = curves[0][1].after
@@ -116,5 +116,5 @@ def latency_cdf(curves, out_dir, name="latency-cdf.png"):
     ax_ttft.set_title("time to first token")
     ax_tpot.set_title("time per output token (turns of more than one token)")
     fig.suptitle("Latency per turn: CDF over each records file (dpsim outputs.requests)\n"
-                 + _subtitle(curves))
+                 + turns_drawn(curves))
     return common.save(fig, out_dir, name)

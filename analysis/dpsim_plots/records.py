@@ -8,11 +8,13 @@ seconds; a time not reached is an empty field in CSV, null in JSONL). The figure
   first_token_s   when its first token came (a number >= 0; --after compares it)
 Other keys are ignored, so newer files with more columns still plot.
 
-load(path, after) streams the file and keeps only two arrays of doubles (TTFT and TPOT of the turns
-kept), so files with millions of lines fit in memory. Any problem raises inputs.InputError whose
-message names the file, the line and the column, e.g.
+load(path, after) streams the file and keeps only three arrays of doubles (TTFT, first-token time and
+TPOT of the turns kept), so files with millions of lines fit in memory. Any problem raises
+inputs.InputError whose message names the file, the line and the column, e.g.
     out/r.csv: line 7, column ttft_s: expected a number >= 0, got "fast"
 is_records(path) tells a records file from a JSON output by its extension (.csv, .jsonl).
+cdf(values) gives the data of a CDF; ttft_bins(...) the mean and p99 TTFT per bin of first-token time,
+readable_bin(span) the default bin width.
 """
 
 import csv
@@ -42,10 +44,15 @@ class Records:
     after: object  # --after (float): only turns with first_token_s > after are kept; None = all
     turns: int  # records in the file
     ttft_s: array  # array('d'): TTFT of each turn kept, file order
+    first_token_s: array  # array('d'): its first_token_s, parallel to ttft_s
     tpot_s: array  # array('d'): TPOT of each turn kept that has one (more than one token)
 
     def kept(self):
         return len(self.ttft_s)
+
+    def origin_s(self):
+        """Where bins of first-token time start: --after when given, else 0."""
+        return self.after if self.after is not None else 0.0
 
 
 @dataclass
@@ -74,6 +81,55 @@ def cdf(values):
     return Cdf(values=ordered, p50=percentile(ordered, 50), p99=percentile(ordered, 99))
 
 
+@dataclass
+class TtftBin:
+    start_s: float  # the bin is [start_s, start_s + bin_s) of first-token time
+    turns: int  # turns whose first token came in it (> 0)
+    mean_s: float  # their mean TTFT
+    p99_s: float  # their nearest-rank p99 TTFT (the largest when fewer than 100 turns)
+
+
+def ttft_bins(first_token_s, ttft_s, bin_s, origin_s=0.0):
+    """The turns (parallel sequences of first-token time and TTFT, s) grouped by first-token time into
+    bins [origin_s + k * bin_s, origin_s + (k + 1) * bin_s), k = floor((first - origin_s) / bin_s); one
+    TtftBin per bin with a turn, in time order (bins without one are left out). REQUIRES bin_s > 0.
+    Holds the TTFTs once more, as arrays of doubles per bin, and one bin's sorted copy at a time."""
+    groups = {}
+    for first, ttft in zip(first_token_s, ttft_s):
+        k = math.floor((first - origin_s) / bin_s)
+        group = groups.get(k)
+        if group is None:
+            group = groups[k] = array("d")
+        group.append(ttft)
+    out = []
+    for k in sorted(groups):
+        values = sorted(groups.pop(k))
+        out.append(TtftBin(start_s=origin_s + k * bin_s, turns=len(values),
+                           mean_s=math.fsum(values) / len(values), p99_s=percentile(values, 99)))
+    return out
+
+
+# Bin widths are one of these times a power of ten.
+_READABLE = (1, 2, 5)
+
+
+def readable_bin(span_s, bins=60):
+    """A bin width for a span of first-token times (s): span_s / bins rounded to the nearest (by ratio)
+    1, 2 or 5 times a power of ten, e.g. 3456 s -> 50 s, 250 s -> 5 s; 1 s when span_s is 0."""
+    if not span_s > 0:
+        return 1.0
+    raw = span_s / bins
+    exponent = math.floor(math.log10(raw))
+    choices = [m * 10.0 ** e for e in (exponent, exponent + 1) for m in _READABLE]
+    return min(choices, key=lambda c: abs(math.log(c / raw)))
+
+
+def first_token_span(recs):
+    """The largest minus the smallest first_token_s of the turns kept in the Records recs (0 when none)."""
+    times = [t for rec in recs if rec.kept() for t in (min(rec.first_token_s), max(rec.first_token_s))]
+    return max(times) - min(times) if times else 0.0
+
+
 def cdf_points(sorted_values, max_points=4000):
     """(xs, ys) to draw the CDF of sorted_values as a step line (drawstyle "steps-post"): xs[i] is a
     value, ys[i] the fraction of values <= it. Above max_points values, every k-th rank is kept, and
@@ -97,7 +153,7 @@ class _Reader:
 
     def __init__(self, path, after, where):
         self.path, self.after, self.where = path, after, where  # where: "column" (CSV) or "key" (JSONL)
-        self.ttft, self.tpot = array("d"), array("d")
+        self.ttft, self.first, self.tpot = array("d"), array("d"), array("d")
         self.turns = 0
 
     def fail(self, line, column, expected, got):
@@ -133,12 +189,13 @@ class _Reader:
         if self.after is not None and not first > self.after:
             return
         self.ttft.append(ttft)
+        self.first.append(first)
         if tpot is not None:
             self.tpot.append(tpot)
 
     def records(self):
         return Records(path=self.path, after=self.after, turns=self.turns, ttft_s=self.ttft,
-                       tpot_s=self.tpot)
+                       first_token_s=self.first, tpot_s=self.tpot)
 
 
 def load(path, after=None):

@@ -313,12 +313,15 @@ RECORDS_CSV = "online-dualpath-aps1.csv"
 RECORDS_JSONL = "online-pe-aps4.jsonl"
 
 
+RECORDS_PNGS = ["latency-cdf.png", "ttft-over-time.png"]
+
+
 def case_records_csv(out, tmp):
-    expect_pngs(out, ["latency-cdf.png"], [fixture(RECORDS_CSV)])
+    expect_pngs(out, RECORDS_PNGS, [fixture(RECORDS_CSV)])
 
 
 def case_records_jsonl_after(out, tmp):
-    expect_pngs(out, ["latency-cdf.png"], [fixture(RECORDS_JSONL), "--after", "2"])
+    expect_pngs(out, RECORDS_PNGS, [fixture(RECORDS_JSONL), "--after", "2"])
 
 
 def case_records_with_results(out, tmp):
@@ -326,7 +329,7 @@ def case_records_with_results(out, tmp):
     # (two online rates: latency.png; ttft-breakdown.png; no series: a note each), the records the CDFs.
     inputs = [fixture(n) for n in (RECORDS_CSV, "online-dualpath-aps1.json", RECORDS_JSONL,
                                    "online-pe-aps4.json")]
-    stderr = expect_pngs(out, ["latency-cdf.png", "latency.png", "ttft-breakdown.png"], inputs)
+    stderr = expect_pngs(out, RECORDS_PNGS + ["latency.png", "ttft-breakdown.png"], inputs)
     expect("online-dualpath-aps1.json: no utilisation time series" in stderr, "no series note: %r" % stderr)
     expect_pngs(os.path.join(tmp, "cdf"), ["latency-cdf.png"], inputs + ["--only", "cdf", "--after", "2"])
 
@@ -482,6 +485,133 @@ def case_records_cdf_data(out, tmp):
         _close(sum(rec.tpot_s) / len(rec.tpot_s), slo["tpot_judged_s"],
                "%s: mean TPOT after the warm-up" % name)
 
+
+# A hand-made records file for ttft-over-time.png: (issue_s, first_token_s, ttft_s) per turn, with
+# first_token_s = issue_s + ttft_s. In 100 s bins of first-token time: [0, 100) three turns of TTFT 2, 4,
+# 9 s (mean 5, p99 the 3rd of 3: 9); [100, 200) none; [200, 300) 200 turns of TTFT 1 .. 200 s, first
+# tokens at 250 + (i mod 40) s (mean 100.5, p99 the 198th); [300, 400) one turn of 0.5 s at exactly 300 s.
+# Binned by issue time (250 + r - i, r = i mod 40, i.e. 250 - 40 * floor(i / 40)) instead, the 200 turns
+# spread over [0, 100) (i = 160 .. 200: 41, with the first three 44), [100, 200) (i = 80 .. 159: 80) and
+# [200, 300) (i = 1 .. 79, with the one at 299.5 s: 80).
+BIN_TURNS = ([(50 - 2, 50, 2.0), (60 - 4, 60, 4.0), (90 - 9, 90, 9.0)]
+             + [(250 + i % 40 - i, 250 + i % 40, float(i)) for i in range(1, 201)] + [(299.5, 300, 0.5)])
+BIN_EXPECTED = [(0.0, 3, 5.0, 9.0), (200.0, 200, 100.5, 198.0), (300.0, 1, 0.5, 0.5)]
+
+
+def _write_bin_turns(path):
+    with open(path, "w") as f:
+        f.write("agent,issue_s,first_token_s,ttft_s,tpot_s\n")
+        for i, (issue, first, ttft) in enumerate(BIN_TURNS):
+            f.write("%d,%r,%r,%r,0.01\n" % (i, float(issue), float(first), ttft))
+    return path
+
+
+def _bins(rec_bins):
+    return [(b.start_s, b.turns, b.mean_s, b.p99_s) for b in rec_bins]
+
+
+def case_records_ttft_bins(out, tmp):
+    """The bins of a hand-made file, worked out by hand; binning by issue time gives other bins; the
+    --after cut and origin; the default bin width."""
+    records = _records_module()
+    rec = records.load(_write_bin_turns(os.path.join(tmp, "bins.csv")))
+    expect(list(rec.first_token_s) == [float(t[1]) for t in BIN_TURNS],
+           "first_token_s not kept in file order")
+    got = _bins(records.ttft_bins(rec.first_token_s, rec.ttft_s, 100.0))
+    expect(got == BIN_EXPECTED, "bins %s, expected %s" % (got, BIN_EXPECTED))
+    by_issue = _bins(records.ttft_bins([float(t[0]) for t in BIN_TURNS], rec.ttft_s, 100.0))
+    expect(by_issue != BIN_EXPECTED and [b[1] for b in by_issue] == [44, 80, 80],
+           "binned by issue time: %s (the test would not tell the two apart)" % by_issue)
+    # --after 60: the turns at 90 s and later, bins from 60 s: [60, 160) the one at 90 s, [160, 260) the
+    # 50 turns at 250..259 s (i mod 40 < 10; their TTFTs sum to 4425), [260, 360) the other 151.
+    rec = records.load(rec.path, after=60.0)
+    bins = records.ttft_bins(rec.first_token_s, rec.ttft_s, 100.0, rec.origin_s())
+    got = [(b.start_s, b.turns) for b in bins]
+    expect(got == [(60.0, 1), (160.0, 50), (260.0, 151)], "--after 60: bins %s" % got)
+    expect(bins[1].mean_s == 88.5, "--after 60: mean %s" % bins[1].mean_s)
+    expect(records.load(rec.path).origin_s() == 0.0, "origin without --after")
+    expect(records.first_token_span([rec]) == 300 - 90, "span %s" % records.first_token_span([rec]))
+    # Nearest-rank p99 on a bin of 1000 turns is the 990th value, not the largest.
+    got = _bins(records.ttft_bins([5.0] * 1000, [float(v) for v in range(1000, 0, -1)], 10.0))
+    expect(got == [(0.0, 1000, 500.5, 990.0)], "1000 turns in one bin: %s" % got)
+    for span, width in ((3456.0, 50.0), (250.0, 5.0), (90.0, 2.0), (150.0, 2.0), (60.0, 1.0), (1e6, 2e4),
+                        (0.0, 1.0), (0.09, 0.002)):
+        _close(records.readable_bin(span), width, "readable_bin(%g)" % span)
+
+
+def _with_events(doc):
+    doc = json.loads(json.dumps(doc))
+    doc["events"] = [
+        {"kind": "link_degrade", "at_s": 4, "until_s": 8, "factor": 0.25,
+         "links": ["n0 snic in", "n0 snic out"], "applied_at_s": 4, "restored_at_s": 8},
+        {"kind": "link_degrade", "at_s": 10, "until_s": 1e9, "factor": 0.5, "links": ["n1 cnic read gpu0"],
+         "applied_at_s": 10, "restored_at_s": None},
+    ]
+    return doc
+
+
+def case_records_ttft_time(out, tmp):
+    """ttft-over-time.png alone, with --bin, with --after; then paired with a run result carrying events
+    (the figure then differs from the one without), the plan handing the figure those events."""
+    csv_src = fixture(RECORDS_CSV)
+    expect_pngs(out, ["ttft-over-time.png"], [csv_src, "--only", "ttft-time"])
+    expect_pngs(os.path.join(tmp, "bin"), ["ttft-over-time.png"],
+                [csv_src, "--only", "ttft-time", "--bin", "1.5"])
+    expect_pngs(os.path.join(tmp, "after"), ["ttft-over-time.png"],
+                [fixture(RECORDS_JSONL), "--only", "ttft-time", "--after", "2"])
+    # The same records named alike, paired with the run result without and with events: only the
+    # shading (and its legend entries) can tell the two figures apart.
+    figures = []
+    for folder, doc in (("plain", load_fixture("online-dualpath-aps1.json")),
+                        ("pair", _with_events(load_fixture("online-dualpath-aps1.json")))):
+        os.makedirs(os.path.join(tmp, folder))
+        shutil.copy(csv_src, os.path.join(tmp, folder, "ev.csv"))
+        run = write_json(os.path.join(tmp, folder, "ev.json"), doc)
+        expect_pngs(os.path.join(tmp, folder + "-out"), ["ttft-over-time.png"],
+                    [os.path.join(tmp, folder, "ev.csv"), run, "--only", "ttft-time"])
+        with open(os.path.join(tmp, folder + "-out", "ttft-over-time.png"), "rb") as f:
+            figures.append(f.read())
+    expect(figures[0] != figures[1], "the figure with events is the one without")
+    inputs, _, plot = _analysis_modules()
+    pair = os.path.join(tmp, "pair")
+    paths = [os.path.join(pair, "ev.csv"), os.path.join(pair, "ev.json"), fixture(RECORDS_JSONL)]
+    loaded = [plot.records.load(p) if plot.records.is_records(p) else inputs.load(p) for p in paths]
+    plan, _ = plot._plan(loaded, plot._input_names(paths), {"ttft-time"})
+    expect([(e[0], e[1], e[3]) for e in plan] == [("ttft_time", "ttft_over_time", "ttft-over-time.png")],
+           "plan %s" % plan)
+    curves, bin_s, given = plan[0][2]
+    events = [[(e.label, e.start_s, e.end_s) for e in run.events] if run else None for _, _, run in curves]
+    wanted = [[("link_degrade n0 snic in, n0 snic out x0.25", 4, 8),
+               ("link_degrade n1 cnic read gpu0 x0.5", 10, None)],
+              None]  # the JSONL file has no run result beside it
+    expect(events == wanted, "events paired: %s" % events)
+    # The default bin: both files' first tokens span 0.202 .. 13.05 s; / 60 = 0.214 -> 0.2 s.
+    expect((bin_s, given) == (0.2, False), "default bin %s (given %s)" % (bin_s, given))
+    plan, _ = plot._plan(loaded, plot._input_names(paths), {"ttft-time"}, 7.0)
+    expect(plan[0][2][1:] == (7.0, True), "--bin 7: %s" % (plan[0][2][1:],))
+
+
+def case_bad_ttft_time(out, tmp):
+    """A first_token_s that is not a number >= 0, and a --bin that is not a number > 0: exit 2, the file
+    with the line and the column (or the option) named, nothing written."""
+    bad = [
+        (_edit_csv(fixture(RECORDS_CSV), os.path.join(tmp, "soon.csv"), 9, "first_token_s", "soon"),
+         ['line 9, column first_token_s: expected a number >= 0, got "soon"']),
+        (_edit_csv(fixture(RECORDS_CSV), os.path.join(tmp, "negative.csv"), 4, "first_token_s", "-1"),
+         ["line 4, column first_token_s: expected a number >= 0"]),
+        (_edit_jsonl(fixture(RECORDS_JSONL), os.path.join(tmp, "soon.jsonl"), 3,
+                     lambda o: o.update(first_token_s=[1])), ["line 3, key first_token_s", "got [1]"]),
+    ]
+    for path, fragments in bad:
+        rc, stdout, stderr = run_plot([fixture(RECORDS_JSONL), path, "--only", "ttft-time"], out)
+        expect(rc == 2, "%s: exit code %d, expected 2 (stderr: %s)" % (path, rc, stderr.strip()))
+        for fragment in [path] + fragments:
+            expect(fragment in stderr, "%s: the message lacks %r: %r" % (path, fragment, stderr))
+        expect(not stdout.strip() and not os.path.exists(out), "%s: something was written" % path)
+    for value in ("0", "-5", "soon", "inf", "nan"):
+        rc, stdout, stderr = run_plot([fixture(RECORDS_CSV), "--bin=" + value], out)
+        expect(rc == 2 and "--bin" in stderr and "> 0" in stderr and not os.path.exists(out),
+               "--bin %s: exit code %d, stderr %r" % (value, rc, stderr))
 
 # Append and generation scaling (scaling.png). fixtures/scaling/ holds 21 real results cut down by
 # make_scaling_fixtures.py, named append-X-SYSTEM.json (gen_scale 1) and gen-X-SYSTEM.json (append_scale 1).
