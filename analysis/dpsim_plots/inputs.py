@@ -119,6 +119,14 @@ class Run:
         """scales() and tiers() together: what sets this run apart from the scenario's defaults."""
         return ", ".join(t for t in (self.scales(), self.tiers()) if t)
 
+    def setup(self, variant=True):
+        """Short description of the run's set-up, e.g. 'ds27b-32k (ds27b, 1P1D)', with the workload's
+        scaling when it is not 1 and the KV tiers when set, if variant is true: 'ds660b-64k (ds660b, 2P4D,
+        append x1.5)', 'ds660b-64k (ds660b, 2P4D, storage 0.277 TB)'."""
+        model = ("%s, " % self.model) if self.model and self.model != self.name else ""
+        scaled = (", " + self.variant()) if variant and self.variant() else ""
+        return "%s (%s%dP%dD%s)" % (self.name, model, self.prefill_nodes, self.decode_nodes, scaled)
+
     def has_series(self):
         """True when some link has a utilisation time series (timeseries_interval_s > 0)."""
         return self.interval_s > 0 and any(link.series for links in self.resources.values() for link in links)

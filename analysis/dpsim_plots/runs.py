@@ -32,15 +32,6 @@ def labels(runs):
     return out
 
 
-def setup(run, variant=True):
-    """Short description of a run's set-up, e.g. 'ds27b-32k (ds27b, 1P1D)', with the workload's scaling
-    when it is not 1 and the KV tiers when set, if variant is true: 'ds660b-64k (ds660b, 2P4D, append
-    x1.5)', 'ds660b-64k (ds660b, 2P4D, storage 0.277 TB)'."""
-    model = ("%s, " % run.model) if run.model and run.model != run.name else ""
-    scaled = (", " + run.variant()) if variant and run.variant() else ""
-    return "%s (%s%dP%dD%s)" % (run.name, model, run.prefill_nodes, run.decode_nodes, scaled)
-
-
 def _variant_text(run, runs):
     """What tells run apart from the runs given with it, one line each: the workload's scales when they
     differ between the runs ("unscaled" at x1), the storage capacity and the DRAM tier when they do."""
@@ -65,7 +56,7 @@ def jct_bars(runs, out_dir, name="jct.png"):
     run_labels = labels(runs)
     panels = {}
     for run, label in zip(runs, run_labels):
-        panels.setdefault(setup(run), []).append((run, label))
+        panels.setdefault(run.setup(), []).append((run, label))
     all_labels = sorted(set(run_labels), key=common.policy_sort_key)
     label_color = dict(zip(all_labels, common.colors(len(all_labels))))
     fig, axes = common.figure(1, len(panels), 6.5, 4.5)
@@ -177,7 +168,7 @@ def utilization_over_time(run, out_dir, name):
         ax.set_xlim(0, max(run.jct_s, 1e-9))
     axes[-1, 0].set_xlabel("simulated time (s)")
     fig.suptitle("Utilisation over time: %s, read path %s, %d agents\n(mean per %g s interval; JCT %.1f s)"
-                 % (setup(run), run.read_path, run.agents, run.interval_s, run.jct_s))
+                 % (run.setup(), run.read_path, run.agents, run.interval_s, run.jct_s))
     return common.save(fig, out_dir, name)
 
 
@@ -185,13 +176,13 @@ def ttft_breakdown(runs, out_dir, name="ttft-breakdown.png"):
     """Stacked bars of summary.ttft_breakdown_s, one per run (sorted by set-up, workload scaling, storage
     capacity, DRAM tier, agents, APS and policy), with the mean TTFT as a marker."""
     run_labels = labels(runs)
-    order = sorted(range(len(runs)), key=lambda i: (setup(runs[i], variant=False), runs[i].append_scale,
+    order = sorted(range(len(runs)), key=lambda i: (runs[i].setup(variant=False), runs[i].append_scale,
                                                     runs[i].gen_scale,
                                                     runs[i].storage_capacity_bytes or float("inf"),
                                                     runs[i].dram_bytes, runs[i].agents, runs[i].aps or 0,
                                                     common.policy_sort_key(run_labels[i])))
     runs, run_labels = [runs[i] for i in order], [run_labels[i] for i in order]
-    many_setups = len({setup(r, variant=False) for r in runs}) > 1
+    many_setups = len({r.setup(variant=False) for r in runs}) > 1
     many_variants = len({r.variant() for r in runs}) > 1
     xlabels = []
     for run, label in zip(runs, run_labels):
@@ -211,6 +202,6 @@ def ttft_breakdown(runs, out_dir, name="ttft-breakdown.png"):
     ax.set_xlabel("run (read path, agents)")
     title = "TTFT breakdown (summary.ttft_breakdown_s)"
     if not many_setups:
-        title += ": " + setup(runs[0], variant=not many_variants)
+        title += ": " + runs[0].setup(variant=not many_variants)
     ax.set_title(title)
     return common.save(fig, out_dir, name)

@@ -83,9 +83,7 @@ def groups(runs):
 
 def _group(members):
     first = members[0]
-    model = ("%s, " % first.model) if first.model and first.model != first.name else ""
-    title = "%s (%s%dP%dD), %d agents" % (first.name, model, first.prefill_nodes, first.decode_nodes,
-                                          first.agents)
+    title = "%s, %d agents" % (first.setup(variant=False), first.agents)
     drawn = [r for r in members if r.append_scale == 1 or r.gen_scale == 1]
     left_out = [r for r in members if r.append_scale != 1 and r.gen_scale != 1]
     named = list(zip(drawn, labels(drawn)))

@@ -151,9 +151,7 @@ def _order(knob):
 
 
 def _title(run, knob):
-    model = ("%s, " % run.model) if run.model and run.model != run.name else ""
-    parts = ["%s (%s%dP%dD)" % (run.name, model, run.prefill_nodes, run.decode_nodes),
-             "%d agents" % run.agents]
+    parts = [run.setup(variant=False), "%d agents" % run.agents]
     if run.mode == "online" and run.aps is not None:
         parts.append("online at %g APS" % run.aps)
     # The workload's scales and the other tier (the knob's own size zeroed out of the text).

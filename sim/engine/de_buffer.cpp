@@ -23,12 +23,8 @@ bool de_space_fits(EngineContext& c, const Request& r) {
 
 bool take_de_space(EngineContext& c, Request& r) {
   if (!de_buffer_hbm(c)) return c.buffers.reserve_de(r, c.loads.de_node(r.de));
-  if (hbm_held_or_unneeded(r)) return true;
-  if (!c.hbm.can_allocate(r, r.de)) {
-    c.hbm.refuse(r.de);
-    return false;
-  }
-  c.hbm.allocate(r, r.de, now());
+  if (!de_space_fits(c, r)) return false;
+  if (!hbm_held_or_unneeded(r)) c.hbm.allocate(r, r.de, now());
   return true;
 }
 

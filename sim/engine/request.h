@@ -36,7 +36,6 @@ struct Request {
   double join_step = 0;  // its decode group's step count when it joined the batch: one token per step since
   double persisted_tokens = 0;  // generated tokens whose KV was handed to persistence
   double hbm_bytes = 0;         // DE HBM held
-  bool hbm_reserved = false;    // DE HBM promised when the DE was chosen (queued schedulers)
   // A queued scheduler's request larger than a whole DE's HBM: it claimed the DE's whole HBM and decodes
   // alone once the DE's other requests are done (dispatcher.cpp).
   bool hbm_whole_de = false;

@@ -22,7 +22,6 @@ void HbmPool::stage(int de, double bytes) {
 void HbmPool::promise(engine::Request& r, int de, bool whole, double now) {
   r.hbm_bytes = whole ? per_de_ : std::min(need(r), book_.free_hbm(de));
   book_.free_hbm(de) -= r.hbm_bytes;
-  r.hbm_reserved = true;
   r.hbm_whole_de = whole;
   r.t_hbm = now;
   if (whole) whole_claimed_[de] = 1;

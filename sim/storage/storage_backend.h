@@ -1,7 +1,7 @@
 // StorageBackend: where KV blocks live between turns (3FS-like distributed storage). Reads land in a
 // node's DRAM (or a decode GPU's HBM through the DRAM) through its SNIC; persistence leaves a node's DRAM
-// through its SNIC. The interface is the place for a storage tier with capacity and eviction, or a DRAM
-// cache in front of it.
+// through its SNIC. How much of each agent's KV storage (or a node's DRAM tier) still holds is not the
+// backend's: that is storage/prefix_store.h. A slower tier behind it (SSD) would be a backend of its own.
 #pragma once
 
 #include "sim/core/status.h"
