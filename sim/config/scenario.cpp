@@ -480,15 +480,13 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
   j["seed"] = sc.seed;
   if (!sc.events.empty()) {  // absent when there are none: a run without events resolves as before
     j["events"] = nlohmann::json::array();
-    for (const auto& e : sc.events)
-      j["events"].push_back({{"kind", e.kind},
-                             {"at_s", e.at_s},
-                             {"until_s", e.until_s},
-                             {"node", e.node},
-                             {"resource", e.resource},
-                             {"direction", e.direction},
-                             {"gpu", e.gpu},
-                             {"factor", e.factor}});
+    for (const auto& e : sc.events) {
+      nlohmann::json ev = {{"kind", e.kind},    {"at_s", e.at_s},         {"until_s", e.until_s},
+                           {"node", e.node},    {"resource", e.resource}, {"gpu", e.gpu},
+                           {"factor", e.factor}};
+      if (!e.direction.empty()) ev["direction"] = e.direction;  // absent: every direction (as in the file)
+      j["events"].push_back(ev);
+    }
   }
   return j;
 }

@@ -137,6 +137,24 @@ TEST_CASE("Scenario: resolved JSON loaded again -> the same resolved JSON", "[un
   CHECK(second->cluster.decode_nodes == 7);
 }
 
+TEST_CASE("Scenario: events in the resolved JSON loaded again -> the same events", "[unit]") {
+  ScratchDir dir;
+  // One event on every direction of a link (no "direction" given), one on a CNIC direction of one GPU.
+  auto first = load_with(dir, R"("events": [
+      {"kind": "link_degrade", "at_s": 10, "until_s": 20, "node": 1, "resource": "snic", "factor": 0.5},
+      {"kind": "link_degrade", "at_s": 5, "until_s": 8, "node": 0, "resource": "cnic", "gpu": 1,
+       "direction": "read", "factor": 0.25}])",
+                         {});
+  REQUIRE(first);
+  auto second = load_scenario(dir.write("again.json", first->resolved.dump(2)), {});
+  REQUIRE(error_of(second) == "");
+  CHECK(second->resolved["events"] == first->resolved["events"]);
+  REQUIRE(second->events.size() == 2);
+  CHECK(second->events[0].direction.empty());
+  CHECK(second->events[1].direction == "read");
+  CHECK(second->events[1].gpu == 1);
+}
+
 TEST_CASE("Scenario: --set overrides -> applied in order, typed as JSON, later wins", "[unit]") {
   ScratchDir dir;
   auto sc = load_with(dir, R"("cluster": {"prefill_nodes": 1})",
