@@ -381,8 +381,12 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   xbt_log_control_set("root.thresh:critical");
   // After the engine, which installs its own SIGINT handler (it exits at once); ours stops the run cleanly.
   engine::install_stop_handlers();
+  std::vector<int> to_decode;  // prefill nodes that a role change turns into decode nodes
+  for (const auto& ev : sc.events)
+    if (ev.kind == "role_change" && ev.to == "decode")
+      to_decode.insert(to_decode.end(), ev.nodes.begin(), ev.nodes.end());
   const auto h = platform::build_platform(sc.hardware, sc.cluster.prefill_nodes, sc.cluster.decode_nodes,
-                                          sc.network.qos == "priority", storage_block_bytes(sc));
+                                          sc.network.qos == "priority", storage_block_bytes(sc), to_decode);
   auto events = control::EventRunner::make(sc, h);
   if (!events) return events.status();
   engine::Recorder rec;
@@ -446,6 +450,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   s["hit_rate"] = rec.prompt_tokens > 0 ? (rec.prompt_tokens - rec.miss_tokens) / rec.prompt_tokens : 0.0;
   s["storage"] = storage_json(sc, cluster.stored(), rec, cluster.kv_bytes_per_token());
   s["dram_tier"] = dram_tier_json(sc, cluster.dram_tier(), rec, cluster.kv_bytes_per_token());
+  if (cluster.role_changes().actors() > 0) s["roles"] = cluster.role_changes().roles_json(end);
   metrics::CostInputs cost;
   cost.per_node_hour = sc.hardware.cost_per_node_hour;
   cost.nodes = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
@@ -510,7 +515,8 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   j["resource_classes"] = cls;
   j["bottleneck"] = {{"resource", best}, {"utilization", best_u}};
   j["balance"] = balance_json(links, rec, sc.outputs, rec.last_done);
-  if (!events->empty()) j["events"] = events->to_json();
+  if (!events->empty())
+    j["events"] = events->to_json([&](size_t i) { return cluster.role_changes().to_json(i); });
   double buffer_peak = 0;
   for (size_t n = 0; n < h.nodes.size(); ++n) buffer_peak = std::max(buffer_peak, cluster.buffers().peak(n));
   const double hit_bytes_expected =
@@ -534,6 +540,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
       {"de_hbm_held_at_end_bytes", cluster.hbm().held()}};
   if (timeline) {  // outputs.timeline: the trace file, and where it went
     events->mark(*timeline, end);
+    cluster.role_changes().mark(*timeline, end);
     const std::string err = write_file_atomically(sc.outputs.timeline, timeline->to_json());
     if (!err.empty()) return Status::error(fmt::format("{}: outputs.timeline: {}", sc.file, err));
     j["timeline"] = {{"path", sc.outputs.timeline},

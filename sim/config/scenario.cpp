@@ -260,10 +260,26 @@ std::vector<std::string> directions_of(const std::string& resource) {
   return {"read", "write"};  // cnic, storage
 }
 
+void read_role_change(JsonReader& r, EventConfig& e) {
+  const nlohmann::json* v = r.raw("nodes");
+  if (v == nullptr || !v->is_array() || v->empty())
+    return r.fail("nodes", "a non-empty array of node indices", v);
+  for (const auto& n : *v) {
+    if (!n.is_number_integer() || n.get<int64_t>() < 0 || n.get<int64_t>() >= kMaxNodesPerRole)
+      return r.fail("nodes", fmt::format("integers in [0, {})", kMaxNodesPerRole), &n);
+    const int node = n.get<int>();
+    if (std::find(e.nodes.begin(), e.nodes.end(), node) != e.nodes.end())
+      return r.fail("nodes", "distinct node indices", v);
+    e.nodes.push_back(node);
+  }
+  e.to = r.one_of("to", std::nullopt, {"prefill", "decode"});
+}
+
 void read_event(JsonReader& r, EventConfig& e) {
   const EventConfig def;
-  e.kind = r.one_of("kind", std::nullopt, {"link_degrade"});
+  e.kind = r.one_of("kind", std::nullopt, {"link_degrade", "role_change"});
   e.at_s = r.non_negative("at_s", std::nullopt);
+  if (r.ok() && e.kind == "role_change") return read_role_change(r, e);
   e.until_s = r.positive("until_s", std::nullopt);
   if (r.ok() && e.until_s <= e.at_s)
     r.fail("until_s", fmt::format("a number > at_s ({:g})", e.at_s), r.raw("until_s"));
@@ -279,6 +295,7 @@ void read_event(JsonReader& r, EventConfig& e) {
 
 // Whether two link_degrade events may act on one link direction at once (their windows overlap).
 bool same_link_overlap(const EventConfig& a, const EventConfig& b) {
+  if (a.kind != "link_degrade" || b.kind != "link_degrade") return false;
   const bool link = a.node == b.node && a.resource == b.resource &&
                     (a.direction.empty() || b.direction.empty() || a.direction == b.direction) &&
                     (a.gpu < 0 || b.gpu < 0 || a.gpu == b.gpu);
@@ -309,6 +326,50 @@ void read_events(JsonReader& r, std::vector<EventConfig>& events) {
             ev.at_s, ev.until_s));
     events.push_back(ev);
   }
+}
+
+// role_change events, in time order (ties: the file's order): each node must serve the role it leaves
+// (after the earlier changes), and every change must leave both roles at least one node.
+Status check_role_changes(const ScenarioConfig& sc) {
+  const int total = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < sc.events.size(); ++i)
+    if (sc.events[i].kind == "role_change") order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sc.events[a].at_s < sc.events[b].at_s; });
+  std::vector<char> prefill(total, 0);
+  for (int n = 0; n < sc.cluster.prefill_nodes; ++n) prefill[n] = 1;
+  int p = sc.cluster.prefill_nodes, d = sc.cluster.decode_nodes;
+  for (size_t i : order) {
+    const EventConfig& e = sc.events[i];
+    const bool to_prefill = e.to == "prefill";
+    for (int n : e.nodes) {
+      if (n >= total)
+        return Status::error(fmt::format(
+            "{}: events[{}].nodes: expected node indices in [0, {}] (the cluster's {} nodes, prefill "
+            "first), got {}",
+            sc.file, i, total - 1, total, n));
+      if ((prefill[n] != 0) == to_prefill)
+        return Status::error(fmt::format(
+            "{}: events[{}].nodes: expected nodes serving the {} role at {:g} s (after the earlier role "
+            "changes), but node {} serves {} then",
+            sc.file, i, to_prefill ? "decode" : "prefill", e.at_s, n, to_prefill ? "prefill" : "decode"));
+      prefill[n] = to_prefill ? 1 : 0;
+      p += to_prefill ? 1 : -1;
+      d += to_prefill ? -1 : 1;
+    }
+    if (p < 1 || d < 1)
+      return Status::error(fmt::format(
+          "{}: events[{}]: expected at least one prefill and one decode node after the change, but it "
+          "leaves {}P{}D",
+          sc.file, i, p, d));
+  }
+  if (!order.empty() && sc.cluster.de_buffer == DeBuffer::kHbm)
+    return Status::error(fmt::format(
+        "{}: events[{}]: a role_change needs cluster.de_buffer \"dram\" (a DE buffer in HBM is not "
+        "modelled across a role change)",
+        sc.file, order.front()));
+  return Status::ok();
 }
 
 // Reads every scenario field strictly; file references are only recorded here.
@@ -380,9 +441,16 @@ Status cross_check(const ScenarioConfig& sc) {
         fmt::format("{}: sim.layer_group: expected an integer in [0, {}] (the layers of {}), got {}", sc.file,
                     m.layers, sc.model_file, sc.sim.layer_group));
   }
+  if (Status s = check_role_changes(sc); !s) return s;
   for (size_t i = 0; i < sc.events.size(); ++i) {
     const EventConfig& e = sc.events[i];
     const int nodes = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
+    if (sc.sim.time_limit_s > 0 && e.at_s >= sc.sim.time_limit_s)
+      return Status::error(
+          fmt::format("{}: events[{}].at_s: expected a time before sim.time_limit_s ({:g}), "
+                      "got {:g}",
+                      sc.file, i, sc.sim.time_limit_s, e.at_s));
+    if (e.kind != "link_degrade") continue;
     if (e.node >= nodes)
       return Status::error(
           fmt::format("{}: events[{}].node: expected an integer in [0, {}] (the cluster's {} "
@@ -393,11 +461,6 @@ Status cross_check(const ScenarioConfig& sc) {
           fmt::format("{}: events[{}].gpu: expected -1 or an integer in [0, {}] (GPUs per node "
                       "of {}), got {}",
                       sc.file, i, hw.gpus_per_node - 1, sc.hardware_file, e.gpu));
-    if (sc.sim.time_limit_s > 0 && e.at_s >= sc.sim.time_limit_s)
-      return Status::error(
-          fmt::format("{}: events[{}].at_s: expected a time before sim.time_limit_s ({:g}), "
-                      "got {:g}",
-                      sc.file, i, sc.sim.time_limit_s, e.at_s));
   }
   // Class weights ride on the routes' latencies (platform/builder.cpp): a link latency of its own would
   // add to them and bend the weights.
@@ -481,6 +544,10 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
   if (!sc.events.empty()) {  // absent when there are none: a run without events resolves as before
     j["events"] = nlohmann::json::array();
     for (const auto& e : sc.events) {
+      if (e.kind == "role_change") {
+        j["events"].push_back({{"kind", e.kind}, {"at_s", e.at_s}, {"nodes", e.nodes}, {"to", e.to}});
+        continue;
+      }
       nlohmann::json ev = {{"kind", e.kind},    {"at_s", e.at_s},         {"until_s", e.until_s},
                            {"node", e.node},    {"resource", e.resource}, {"gpu", e.gpu},
                            {"factor", e.factor}};

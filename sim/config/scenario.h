@@ -131,16 +131,19 @@ struct OutputConfig {
 };
 
 // A timed event (scenarios/README.md, "events"; control/events.h). link_degrade: over [at_s, until_s) the
-// matching link directions of one node run at `factor` of their bandwidth.
+// matching link directions of one node run at `factor` of their bandwidth. role_change: from at_s the
+// nodes drain, then serve role `to` (control/role_changes.h).
 struct EventConfig {
-  std::string kind = "link_degrade";
+  std::string kind = "link_degrade";  // link_degrade | role_change
   double at_s = 0;
-  double until_s = 0;
-  int node = 0;
-  std::string resource;   // snic | cnic | dram | storage
-  std::string direction;  // snic: in | out; cnic, storage: read | write; "" = every direction
-  int gpu = -1;           // cnic: one GPU's; -1 = every GPU's of the node
-  double factor = 1;      // (0, 1]
+  double until_s = 0;      // link_degrade only
+  int node = 0;            // link_degrade only
+  std::vector<int> nodes;  // role_change only: distinct node indices
+  std::string to;          // role_change only: prefill | decode
+  std::string resource;    // snic | cnic | dram | storage
+  std::string direction;   // snic: in | out; cnic, storage: read | write; "" = every direction
+  int gpu = -1;            // cnic: one GPU's; -1 = every GPU's of the node
+  double factor = 1;       // (0, 1]
 };
 
 struct ScenarioConfig {

@@ -33,6 +33,10 @@ StatusOr<EventRunner> EventRunner::make(const config::ScenarioConfig& sc,
   for (size_t i = 0; i < sc.events.size(); ++i) {
     Played p;
     p.cfg = sc.events[i];
+    if (p.cfg.kind != "link_degrade") {  // played by the engine's RoleChanges
+      r.events_.push_back(std::move(p));
+      continue;
+    }
     for (const auto& l : h.links)
       if (matches(p.cfg, l)) p.links.push_back(&l);
     if (p.links.empty())
@@ -56,6 +60,7 @@ void EventRunner::play() {
   // one link), then the file's order.
   std::vector<std::tuple<double, int, size_t>> edges;  // (time, 0 = restore | 1 = apply, event)
   for (size_t i = 0; i < events_.size(); ++i) {
+    if (events_[i].cfg.kind != "link_degrade") continue;
     edges.emplace_back(events_[i].cfg.at_s, 1, i);
     edges.emplace_back(events_[i].cfg.until_s, 0, i);
   }
@@ -71,7 +76,7 @@ void EventRunner::play() {
 
 void EventRunner::mark(metrics::Timeline& timeline, double end_s) const {
   for (const auto& p : events_) {
-    if (p.applied_at_s < 0) continue;
+    if (p.cfg.kind != "link_degrade" || p.applied_at_s < 0) continue;
     const std::string target = fmt::format("n{} {}{}{}", p.cfg.node, p.cfg.resource,
                                            p.cfg.direction.empty() ? "" : " " + p.cfg.direction,
                                            p.cfg.gpu >= 0 ? fmt::format(" gpu{}", p.cfg.gpu) : "");
@@ -80,9 +85,14 @@ void EventRunner::mark(metrics::Timeline& timeline, double end_s) const {
   }
 }
 
-nlohmann::json EventRunner::to_json() const {
+nlohmann::json EventRunner::to_json(const std::function<nlohmann::json(size_t)>& other) const {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& p : events_) {
+  for (size_t i = 0; i < events_.size(); ++i) {
+    const Played& p = events_[i];
+    if (p.cfg.kind != "link_degrade") {
+      out.push_back(other(i));
+      continue;
+    }
     nlohmann::json links = nlohmann::json::array();
     for (const auto* l : p.links) links.push_back(link_name(*l));
     auto when = [](double t) { return t < 0 ? nlohmann::json() : nlohmann::json(t); };

@@ -1,10 +1,11 @@
-// EventRunner: the scenario's timed events (scenarios/README.md, "events"), played by one daemon on the
-// control host. link_degrade: from at_s the matching link directions of a node run at `factor` of their
-// bandwidth, from until_s at their own again. The change is SimGrid's own (Link::set_bandwidth): the flows
-// crossing a link are shared anew from that instant, those in progress included. Utilisation stays
-// measured against the nominal bandwidth.
+// EventRunner: the scenario's timed link events (scenarios/README.md, "events"), played by one daemon on the
+// control host (role_change events are the engine's: control/role_changes.h). link_degrade: from at_s the
+// matching link directions of a node run at `factor` of their bandwidth, from until_s at their own again. The
+// change is SimGrid's own (Link::set_bandwidth): the flows crossing a link are shared anew from that instant,
+// those in progress included. Utilisation stays measured against the nominal bandwidth.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -27,8 +28,9 @@ class EventRunner {
   bool empty() const { return events_.empty(); }
   // Spawns the daemon (nothing without events).
   void start();
-  // events[]: per event, what it did: its links ("n3 snic in"), and when it acted (null: not reached).
-  nlohmann::json to_json() const;
+  // events[]: per event, what it did: its links ("n3 snic in"), and when it acted (null: not reached); an
+  // event of another kind (role_change) is other(its index).
+  nlohmann::json to_json(const std::function<nlohmann::json(size_t)>& other) const;
   // Each event that acted, as a span on the timeline's "events" track (until `end_s` if still on then).
   void mark(metrics::Timeline& timeline, double end_s) const;
 

@@ -8,10 +8,16 @@ namespace sim::engine {
 
 namespace {
 
-// Engine i of a role sits on node engine_nodes(h, role)[i] (PlatformHandles::engines_of).
-std::vector<int> engine_nodes(const platform::PlatformHandles& h, platform::NodeRole role) {
+// Engine i of a role sits on node engine_nodes(m, role)[i] (Membership::engines).
+std::vector<int> engine_nodes(const Membership& m, platform::NodeRole role) {
   std::vector<int> out;
-  for (const auto& e : h.engines_of(role)) out.push_back(e.first);
+  for (const auto& e : m.engines(role)) out.push_back(e.first);
+  return out;
+}
+
+std::vector<platform::NodeRole> roles_of(const platform::PlatformHandles& h) {
+  std::vector<platform::NodeRole> out;
+  for (const auto& n : h.nodes) out.push_back(n.role);
   return out;
 }
 
@@ -49,23 +55,41 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
                  std::unique_ptr<policy::ReadPathPolicy> read_path, Recorder& recorder,
                  transport::Transport& t, metrics::Timeline* timeline, metrics::RequestLog* request_log)
     : sizes_(sc, h),
-      loads_(engine_nodes(h, platform::NodeRole::kPrefill), engine_nodes(h, platform::NodeRole::kDecode),
-             static_cast<int>(h.nodes.size()), sizes_.de_hbm_kv),
+      members_(roles_of(h), sc.events, h.gpus_per_node),
+      loads_(engine_nodes(members_, platform::NodeRole::kPrefill),
+             engine_nodes(members_, platform::NodeRole::kDecode), static_cast<int>(h.nodes.size()),
+             sizes_.de_hbm_kv),
       buffers_(static_cast<int>(h.nodes.size()), sc.cluster.dram_buffer_bytes, sizes_.kv_token),
-      hbm_(loads_, h.gpus_of(platform::NodeRole::kDecode), sizes_.de_hbm_kv, sizes_.kv_token),
+      hbm_(loads_, static_cast<int>(members_.engines(platform::NodeRole::kDecode).size()), sizes_.de_hbm_kv,
+           sizes_.kv_token),
       storage_(h, t),
       stored_(sc.storage.capacity_bytes / sizes_.kv_token, sc.policy.persist_block_tokens,
               eviction(sc.storage.capacity_bytes, sc.storage.eviction), sc.outputs.timeseries_interval_s),
       dram_tier_(make_dram_tier(sc, h.nodes.size(), sizes_.kv_token)),
       gpu_(recorder, t),
-      ctx_{sc,         h,          run_,     requests_,       loads_,
-           buffers_,   hbm_,       t,        storage_,        stored_,
-           dram_tier_, gpu_,       recorder, sizes_.kv_token, sizes_.kv_token_layer,
-           timeline,   request_log},
+      ctx_{sc,
+           h,
+           run_,
+           requests_,
+           loads_,
+           buffers_,
+           hbm_,
+           t,
+           storage_,
+           stored_,
+           dram_tier_,
+           gpu_,
+           recorder,
+           members_,
+           sizes_.kv_token,
+           sizes_.kv_token_layer,
+           timeline,
+           request_log},
       reader_(ctx_),
       prefill_(ctx_),
       decode_(ctx_),
       dispatcher_(ctx_, std::move(scheduler), std::move(read_path)),
+      role_changes_(ctx_, prefill_, decode_, dispatcher_),
       driver_(ctx_, agents, dispatcher_),
       stop_rules_(sc, driver_.ttft_log(), run_),
       watchdog_(ctx_) {
@@ -80,13 +104,15 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
     prefill_.wake_all();
     decode_.wake_all();
     driver_.wake_all();
+    role_changes_.wake_all();
   });
   t.count_other_in_flight(&recorder.timed_in_flight);
 }
 
 size_t Cluster::actors() const {
   const size_t control = 3 + (ctx_.sc.workload.mode == "online" ? 1 : 0);  // driver, watchdog, time limit
-  return reader_.actors() + prefill_.actors() + dispatcher_.actors() + decode_.actors() + control;
+  return reader_.actors() + prefill_.actors() + dispatcher_.actors() + decode_.actors() +
+         role_changes_.actors() + control;
 }
 
 void Cluster::start() {
@@ -94,6 +120,7 @@ void Cluster::start() {
   prefill_.start();
   dispatcher_.start();
   decode_.start();
+  role_changes_.start();
   watchdog_.start();
   if (ctx_.sc.workload.mode == "online") stop_rules_.start(ctx_.h.control);
   driver_.start();

@@ -14,6 +14,7 @@
 
 #include "sim/config/scenario.h"
 #include "sim/control/driver.h"
+#include "sim/control/role_changes.h"
 #include "sim/control/run_control.h"
 #include "sim/control/stop_rules.h"
 #include "sim/control/watchdog.h"
@@ -49,6 +50,7 @@ class Cluster {
   const resources::BufferPool& buffers() const { return buffers_; }
   const resources::HbmPool& hbm() const { return hbm_; }
   const storage::PrefixStore& stored() const { return stored_; }
+  const control::RoleChanges& role_changes() const { return role_changes_; }
   const std::vector<storage::PrefixStore>& dram_tier() const { return dram_tier_; }
   double kv_bytes_per_token() const { return ctx_.kv_token; }
 
@@ -61,6 +63,7 @@ class Cluster {
     double de_hbm_kv;       // a DE GPU's HBM for KV (the decode role's weight shards)
   };
   const Sizes sizes_;
+  Membership members_;
   control::RunControl run_;
   RequestStore requests_;
   LoadBook loads_;
@@ -75,6 +78,7 @@ class Cluster {
   PrefillService prefill_;
   DecodeService decode_;
   Dispatcher dispatcher_;
+  control::RoleChanges role_changes_;
   control::Driver driver_;
   control::StopRules stop_rules_;
   control::Watchdog watchdog_;

@@ -8,6 +8,7 @@
 #include "sim/control/run_control.h"
 #include "sim/engine/gpu_compute.h"
 #include "sim/engine/load_book.h"
+#include "sim/engine/membership.h"
 #include "sim/engine/recorder.h"
 #include "sim/engine/request_store.h"
 #include "sim/platform/handles.h"
@@ -50,6 +51,8 @@ struct EngineContext {
   std::vector<storage::PrefixStore>& dram_tier;
   GpuCompute& gpu;
   Recorder& rec;
+  // Which role each node serves now and which take new requests (role_change events).
+  Membership& members;
   double kv_token = 0;        // KV bytes per token, all layers
   double kv_token_layer = 0;  // KV bytes per token per layer
   metrics::Timeline* timeline = nullptr;

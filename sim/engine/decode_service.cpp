@@ -20,29 +20,60 @@ DecodeService::DecodeService(EngineContext& ctx) : c_(ctx) {
   // One sharding rule per role: the decode role's GPUs hold the weights (what sizes DE HBM, HbmPool) and
   // each step reads a GPU's share of them. The EP group's GPUs step together; a GPU that holds the whole
   // model (ep_.gpus = 1) steps alone.
-  ep_ = cost::ep_group(c_.sc.model, c_.sc.hardware, c_.h.gpus_of(platform::NodeRole::kDecode));
-  for (const auto& [node, gpu] : c_.h.engines_of(platform::NodeRole::kDecode)) {
+  // With role changes the EP group is every DE of the nodes that serve decode at some time, its live part
+  // stepping (the DEs of the nodes that serve decode now).
+  ep_ = cost::ep_group(c_.sc.model, c_.sc.hardware, c_.members.live_gpus(platform::NodeRole::kDecode));
+  for (const auto& [node, gpu] : c_.members.engines(platform::NodeRole::kDecode)) {
     DecodeEngineState de;
     de.id = static_cast<int>(des_.size());
     de.node = node;
     de.gpu = gpu;
-    de.group = de.id / ep_.gpus;
     de.cv_loader = sg4::ConditionVariable::create();
     de.cv_persist = sg4::ConditionVariable::create();
     des_.push_back(de);
   }
-  SIM_CHECK(des_.size() % ep_.gpus == 0, "{} decode GPUs in EP groups of {}", des_.size(), ep_.gpus);
-  for (size_t first = 0; first < des_.size(); first += ep_.gpus) {
+  const int group_size = c_.sc.model.weight_shards > 1 ? static_cast<int>(des_.size()) : 1;
+  for (auto& de : des_) de.group = de.id / group_size;
+  for (int first = 0; first < static_cast<int>(des_.size()); first += group_size) {
     DecodeGroupState g;
-    g.first = static_cast<int>(first);
-    g.size = ep_.gpus;
+    g.first = first;
+    g.size = group_size;
     g.cv = sg4::ConditionVariable::create();
-    for (size_t d = first; d < first + ep_.gpus; ++d)
-      if (d == first || des_[d].node != des_[d - 1].node) g.nodes.push_back(des_[d].node);
+    std::vector<int> unused;
+    reshape(g, unused);
     groups_.push_back(std::move(g));
   }
   // A node's exchange host crosses every CNIC of the node: a group that spans nodes holds whole nodes.
   SIM_CHECK(ep_.nodes() == 1 || ep_.gpus % ep_.gpus_per_node == 0, "decode EP groups of {} GPUs", ep_.gpus);
+}
+
+void DecodeService::reshape(DecodeGroupState& g, std::vector<int>& changed) {
+  g.epoch = c_.members.epoch();
+  g.nodes.clear();
+  g.lead = -1;
+  for (int d = g.first; d < g.first + g.size; ++d) {
+    const DecodeEngineState& de = des_[d];
+    if (!c_.members.serves(de.node, platform::NodeRole::kDecode)) continue;
+    if (g.lead < 0) g.lead = d;
+    if (g.nodes.empty() || g.nodes.back() != de.node) g.nodes.push_back(de.node);
+    if (de.batch > 0) changed.push_back(d);  // its part of a step follows the group's new size
+  }
+  g.slowest_own_s = 0;
+  for (int d : changed) des_[d].own_s = 0;
+}
+
+void DecodeService::resize() {
+  ep_ = cost::ep_group(c_.sc.model, c_.sc.hardware, c_.members.live_gpus(platform::NodeRole::kDecode));
+  c_.hbm.set_per_de(cost::hbm_kv_bytes_per_gpu(c_.sc.model, c_.sc.hardware, ep_.gpus));
+  for (auto& g : groups_) g.cv->notify_all();  // a plan in progress is cut and re-planned
+}
+
+bool DecodeService::idle(int node) const {
+  for (const auto& de : des_)
+    if (de.node == node && (c_.loads.de_seq(de.id) > 0 || !de.waiting.empty() || de.persisting ||
+                            de.persist_gpu_bytes + de.persist_dram_bytes >= 1))
+      return false;
+  return true;
 }
 
 void DecodeService::start() {
@@ -114,6 +145,7 @@ void DecodeService::turn_end(RequestId id, double t_done) {
   c_.hbm.release(r, de);
   de_hbm_freed(c_, de);  // DE buffer in HBM: reads and batches may now take it
   dispatcher_->de_load_left(de);
+  c_.members.poke(des_[de].node);
   turns_->turn_done(id, t_done);
 }
 
@@ -249,11 +281,13 @@ void DecodeService::advance(DecodeGroupState& g, double steps, double t_end, std
 
 void DecodeService::group_loop(int gi) {
   DecodeGroupState& g = groups_[gi];
-  const DecodeEngineState& lead = des_[g.first];
-  sg4::Host* gpu = c_.h.nodes[lead.node].gpus[lead.gpu];
   std::vector<int> changed;
   std::vector<RequestId> fresh;
   while (true) {
+    if (g.epoch != c_.members.epoch()) {  // the group's nodes changed: new flows through the new ones
+      stop_exchange(g);
+      reshape(g, changed);
+    }
     {
       if (g.batch == 0 && g.joins.empty()) stop_exchange(g);  // an idle group exchanges nothing
       auto lock = c_.run.lock_when(g.cv, [&]() { return g.batch == 0 && g.joins.empty(); });
@@ -262,11 +296,18 @@ void DecodeService::group_loop(int gi) {
         stop_exchange(g);
         return;
       }
+      // A role change while the group waited idle (its flows were stopped before the wait).
+      if (g.epoch != c_.members.epoch()) {
+        SIM_CHECK(g.exchange.empty(), "decode group {} reshaped with its exchange running", gi);
+        reshape(g, changed);
+      }
       fresh = g.joins;
       admit(g, changed);
       refresh(g, changed);
     }
 
+    const DecodeEngineState& lead = des_[g.lead];
+    sg4::Host* gpu = c_.h.nodes[lead.node].gpus[lead.gpu];
     const double steps_left = g.done.top().at - g.steps;
     const cost::StepPlan step =
         cost::decode_group_step(c_.sc.model, c_.sc.hardware, g.slowest_own_s, g.batch, ep_);
@@ -287,9 +328,10 @@ void DecodeService::group_loop(int gi) {
       const simgrid::s4u::ExecPtr plan = c_.gpu.start(gpu, work);
       {
         std::unique_lock<sg4::Mutex> lock(c_.run.mutex());
-        if (g.joins.empty() && !c_.run.finished()) g.cv->wait_until(lock, deadline);
+        if (g.joins.empty() && !c_.run.finished() && g.epoch == c_.members.epoch())
+          g.cv->wait_until(lock, deadline);
       }
-      const bool cut = now() < deadline - 1e-12;  // woken early: a join, or the end of the run
+      const bool cut = now() < deadline - 1e-12;  // woken early: a join, a role change, the end of the run
       if (cut) {
         // The step in progress runs to its end on the plan's execution, which is cut there.
         steps = std::min(steps_left, std::floor((now() - t0) / tau + 1e-9) + 1);
@@ -373,11 +415,14 @@ void DecodeService::persist_loop(int de_id) {
     if (de.persist_gpu_bytes + de.persist_dram_bytes < 1) return;
     const double gpu_bytes = de.persist_gpu_bytes, dram_bytes = de.persist_dram_bytes;
     de.persist_gpu_bytes = de.persist_dram_bytes = 0;
+    de.persisting = true;
     c_.run.release(lock);
     const double t0 = now();
     Status st = c_.transport.send(n.gpus[de.gpu], n.bufs[de.gpu], gpu_bytes);  // D2H
     if (st.is_ok()) st = c_.storage.persist(de.node, gpu_bytes + dram_bytes);
     SIM_CHECK(st.is_ok(), "persist on DE {}: {}", de_id, st.message());
+    de.persisting = false;
+    c_.members.poke(de.node);
     // Coalesce: what becomes pending meanwhile goes out together, one interval after this write began.
     const double rest = t0 + c_.sc.sim.persist_interval_s - now();
     if (rest > 0 && !c_.run.finished()) timed_sleep(c_, rest);

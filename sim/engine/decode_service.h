@@ -46,6 +46,7 @@ struct DecodeEngineState {
   double busy_since = 0;          // the group's step time when its batch last became non-empty
   double persist_gpu_bytes = 0;   // KV in HBM waiting for D2H + persist (generated; appended with hbm)
   double persist_dram_bytes = 0;  // appended KV in the DRAM DE buffer waiting for persist
+  bool persisting = false;        // a persist is on its way to storage
   int max_batch = 0;
   simgrid::s4u::ConditionVariablePtr cv_loader, cv_persist;
 };
@@ -67,7 +68,9 @@ struct DecodeGroupState {
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> done;    // last token
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> blocks;  // a full block of generated KV
   uint64_t seq = 0;
-  std::vector<int> nodes;                              // the nodes its DEs are on
+  std::vector<int> nodes;  // the nodes of its DEs that serve decode now
+  int lead = 0;            // its first DE on such a node: the plans' execution runs on its GPU
+  uint64_t epoch = 0;      // the membership epoch that `nodes` and `lead` are of
   std::vector<transport::Transport::Handle> exchange;  // per node, the exchange flow while the group decodes
   double exchange_size = 0, exchange_owed = 0;         // their size; the bytes each owes for the steps so far
   std::vector<double> exchange_sent;                   // scratch: the bytes each has sent
@@ -87,6 +90,11 @@ class DecodeService {
 
   // The request's prefill is done and its whole prompt KV is in its DE buffer (DRAM or HBM).
   void prompt_ready(RequestId id);
+  // The decode role's nodes changed (a role change): its EP group, the HBM left for KV per DE and the
+  // groups' live nodes follow them; a plan in progress is cut after its step.
+  void resize();
+  // Whether the DEs on `node` hold no request and have nothing left to persist.
+  bool idle(int node) const;
 
   // Adds the busy time of the steps run so far to the DEs still holding requests. Call once, after the run.
   void finish();
@@ -99,6 +107,9 @@ class DecodeService {
  private:
   void loader(int de);
   void group_loop(int group);
+  // The group's live nodes and lead DE, as of the membership now; its decoding DEs go to `changed` (their
+  // part of a step is recomputed).
+  void reshape(DecodeGroupState& g, std::vector<int>& changed);
   // The joins enter their DEs' batches at the group's current step count; returns the DEs they changed.
   void admit(DecodeGroupState& g, std::vector<int>& changed);
   // The group ran `steps` more steps ending at t_end: full blocks go to persistence, finished requests end.

@@ -23,8 +23,8 @@ Dispatcher::Dispatcher(EngineContext& ctx, std::unique_ptr<policy::SchedulerPoli
   // policy.pe_group_nodes prefill nodes (0 = one group of every PE, as in the paper's Fig. 5, where one
   // group spans two nodes: Algorithm 1 can then prefer the engines of nodes with short read queues).
   // DE groups: one per decode node (phase 1 balances tokens across them).
-  const auto prefill_nodes = c_.h.nodes_of(platform::NodeRole::kPrefill);
-  const auto decode_nodes = c_.h.nodes_of(platform::NodeRole::kDecode);
+  const auto& prefill_nodes = c_.members.engine_nodes(platform::NodeRole::kPrefill);
+  const auto& decode_nodes = c_.members.engine_nodes(platform::NodeRole::kDecode);
   const int pe_span =
       c_.sc.policy.pe_group_nodes > 0 ? c_.sc.policy.pe_group_nodes : static_cast<int>(prefill_nodes.size());
   auto nodes_of = [](const std::vector<policy::EngineLoad>& engines) {
@@ -95,12 +95,58 @@ void Dispatcher::submit(RequestId id) {
     for (int g = 0; g < static_cast<int>(pe_groups_.size()); ++g) mark_pe_group(g);
     return;
   }
-  const policy::Placement p = scheduler_->place(info(id), c_.loads.view(now()));
-  SIM_CHECK(p.pe >= 0 && p.pe < static_cast<int>(pe_group_of_.size()) && p.de >= 0 &&
-                p.de < static_cast<int>(de_group_of_.size()),
+  const policy::ClusterView& v = c_.members.dynamic() ? accepting_view() : c_.loads.view(now());
+  policy::Placement p = scheduler_->place(info(id), v);
+  SIM_CHECK(p.pe >= 0 && p.pe < static_cast<int>(v.pes.size()) && p.de >= 0 &&
+                p.de < static_cast<int>(v.des.size()),
             "scheduler placed a request on PE {} / DE {}", p.pe, p.de);
+  if (c_.members.dynamic()) p = {v.pes[p.pe].id, v.des[p.de].id};
   place(id, p.pe, p.de);
   start_reads(id);
+}
+
+// With role changes an immediate policy sees only the engines that take new requests: the LoadBook's view
+// without the others (EngineLoad::id keeps each one's engine number).
+const policy::ClusterView& Dispatcher::accepting_view() {
+  const policy::ClusterView& all = c_.loads.view(now());
+  accepting_.now = all.now;
+  accepting_.read_q = all.read_q;
+  accepting_.pes.clear();
+  accepting_.des.clear();
+  for (const auto& e : all.pes)
+    if (c_.members.accepting(e.node, platform::NodeRole::kPrefill)) accepting_.pes.push_back(e);
+  for (const auto& e : all.des)
+    if (c_.members.accepting(e.node, platform::NodeRole::kDecode)) accepting_.des.push_back(e);
+  return accepting_;
+}
+
+std::vector<int> Dispatcher::accepting(const std::vector<int>& engines, platform::NodeRole role) const {
+  std::vector<int> out;
+  const auto& view = c_.loads.view();
+  for (int e : engines)
+    if (c_.members.accepting(role == platform::NodeRole::kPrefill ? view.pes[e].node : view.des[e].node,
+                             role))
+      out.push_back(e);
+  return out;
+}
+
+void Dispatcher::drain(int node) {
+  // Requests routed to the node's DE group but not yet on one of its DEs go back to the global DE queue,
+  // at its head and in their order, for the other groups to take.
+  for (int g = 0; g < static_cast<int>(de_groups_.size()); ++g) {
+    if (de_group_node_[g] != node || de_private_[g].empty()) continue;
+    de_queue_.insert(de_queue_.begin(), de_private_[g].begin(), de_private_[g].end());
+    de_private_[g].clear();
+    de_private_tok_[g] = 0;
+  }
+  if (!scheduler_->queued()) return;
+  for (int g = 0; g < static_cast<int>(de_groups_.size()); ++g) mark_de_group(g);
+}
+
+void Dispatcher::joined() {
+  if (!scheduler_->queued()) return;
+  for (int g = 0; g < static_cast<int>(pe_groups_.size()); ++g) mark_pe_group(g);
+  for (int g = 0; g < static_cast<int>(de_groups_.size()); ++g) mark_de_group(g);
 }
 
 void Dispatcher::place(RequestId id, int pe, int de) {
@@ -180,7 +226,10 @@ void Dispatcher::pe_fetcher(int g) {
     pe_dirty_[g] = 0;
     head.clear();
     for (size_t i = 0; i < pe_queue_.size() && i < kFetchWindow; ++i) head.push_back(info(pe_queue_[i]));
-    const policy::Assignments a = scheduler_->fetch_pe(head, pe_groups_[g], c_.loads.view(now()));
+    const std::vector<int> group =
+        c_.members.dynamic() ? accepting(pe_groups_[g], platform::NodeRole::kPrefill) : pe_groups_[g];
+    if (group.empty()) continue;  // no PE of the group takes requests now
+    const policy::Assignments a = scheduler_->fetch_pe(head, group, c_.loads.view(now()));
     for (size_t k = 0; k < a.size(); ++k) {
       SIM_CHECK(a[k].first == static_cast<int>(k), "fetch_pe assigned queue index {} in place {}", a[k].first,
                 k);
@@ -201,7 +250,7 @@ int Dispatcher::whole_de_for(int group) const {
   const auto& des = c_.loads.view().des;
   int best = -1;
   for (int d : de_groups_[group]) {
-    if (c_.hbm.whole_claimed(d)) continue;
+    if (c_.hbm.whole_claimed(d) || !c_.members.accepting(des[d].node, platform::NodeRole::kDecode)) continue;
     if (best < 0 || des[d].free_hbm > des[best].free_hbm ||
         (des[d].free_hbm == des[best].free_hbm && des[d].tok < des[best].tok))
       best = d;
@@ -224,8 +273,24 @@ void Dispatcher::de_fetcher(int g) {
     if (!de_queue_.empty()) {
       queue.clear();
       for (RequestId id : de_queue_) queue.push_back(info(id));
-      const std::vector<int> to =
-          scheduler_->route_de(queue, de_groups_, de_private_tok_, c_.loads.view(now()));
+      std::vector<int> to;
+      if (!c_.members.dynamic()) {
+        to = scheduler_->route_de(queue, de_groups_, de_private_tok_, c_.loads.view(now()));
+      } else {  // only the groups whose DEs take requests
+        std::vector<std::vector<int>> groups;
+        std::vector<double> tok;
+        std::vector<int> which;
+        for (int k = 0; k < static_cast<int>(de_groups_.size()); ++k) {
+          std::vector<int> des = accepting(de_groups_[k], platform::NodeRole::kDecode);
+          if (des.empty()) continue;
+          groups.push_back(std::move(des));
+          tok.push_back(de_private_tok_[k]);
+          which.push_back(k);
+        }
+        SIM_CHECK(!groups.empty(), "no decode node takes requests");
+        to = scheduler_->route_de(queue, groups, tok, c_.loads.view(now()));
+        for (int& k : to) k = which[k];
+      }
       SIM_CHECK(to.size() == queue.size(), "route_de routed {} of {} requests", to.size(), queue.size());
       for (size_t i = 0; i < to.size(); ++i) {
         de_private_[to[i]].push_back(de_queue_[i]);
@@ -238,10 +303,12 @@ void Dispatcher::de_fetcher(int g) {
     // Phase 2: this group's private queue.
     auto& mine = de_private_[g];
     placed.clear();
-    while (!mine.empty()) {
+    const std::vector<int> group =
+        c_.members.dynamic() ? accepting(de_groups_[g], platform::NodeRole::kDecode) : de_groups_[g];
+    while (!mine.empty() && !group.empty()) {
       queue.clear();
       for (size_t i = 0; i < mine.size() && i < kFetchWindow; ++i) queue.push_back(info(mine[i]));
-      policy::Assignments a = scheduler_->fetch_de(queue, de_groups_[g], c_.loads.view(now()));
+      policy::Assignments a = scheduler_->fetch_de(queue, group, c_.loads.view(now()));
       // Larger than a whole DE's HBM (the paper's requests all fit; a model whose weights leave little KV
       // room makes such turns common): the head claims a whole DE (HbmPool::promise), which takes nothing
       // else until the head has decoded alone. The rest of the queue goes on to the group's other DEs,

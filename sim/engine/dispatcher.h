@@ -46,9 +46,16 @@ class Dispatcher {
   // Load left an engine: its prefill ended (PE) or its turn ended (DE).
   void pe_load_left(int pe);
   void de_load_left(int de);
+  // Role changes (control/role_changes.h): `node` has begun to drain (Membership says so already): what
+  // waits for its DEs goes back to the global queue; a node switched and its engines take requests.
+  void drain(int node);
+  void joined();
 
  private:
   policy::RequestInfo info(RequestId id) const;
+  const policy::ClusterView& accepting_view();
+  // The engines of `engines` (of `role`) that take new requests now.
+  std::vector<int> accepting(const std::vector<int>& engines, platform::NodeRole role) const;
   void place(RequestId id, int pe, int de);
   // Chooses the read side and transport, then queues the reads (or readies the request at once).
   void start_reads(RequestId id);
@@ -75,6 +82,7 @@ class Dispatcher {
   std::vector<double> de_private_tok_;
   std::vector<char> pe_dirty_, de_dirty_;
   std::vector<simgrid::s4u::ConditionVariablePtr> pe_fetch_cv_, de_fetch_cv_;
+  policy::ClusterView accepting_;  // scratch of accepting_view()
 };
 
 }  // namespace sim::engine

@@ -67,9 +67,7 @@ class GroupCompute : public PassCompute {
 PrefillService::PrefillService(EngineContext& ctx)
     : c_(ctx), pipeline_(ctx.sc.policy.layerwise, ctx.sc.sim.layer_group) {
   const auto& m = c_.sc.model;
-  ep_ = cost::ep_group(m, c_.sc.hardware, c_.h.gpus_of(platform::NodeRole::kPrefill));
-  hbm_kv_ = cost::hbm_kv_bytes_per_gpu(m, c_.sc.hardware, ep_.gpus);
-  for (const auto& [node, gpu] : c_.h.engines_of(platform::NodeRole::kPrefill)) {
+  for (const auto& [node, gpu] : c_.members.engines(platform::NodeRole::kPrefill)) {
     PrefillEngineState pe;
     pe.id = static_cast<int>(pes_.size());
     pe.node = node;
@@ -77,10 +75,11 @@ PrefillService::PrefillService(EngineContext& ctx)
     pes_.push_back(pe);
   }
   // DP-attention groups: an EP model's PEs run their passes in groups of prefill_dp_group_gpus
-  // consecutive GPUs (node-major numbering: a group of g fills one node; 0 = the EP group, every PE GPU);
+  // consecutive GPUs (node-major numbering: a group of g fills one node; 0 = the EP group, every PE GPU:
+  // with role changes, of every node that serves prefill at some time, the group's live part passing);
   // other models alone.
   const int dp = c_.sc.cluster.prefill_dp_group_gpus;
-  const int group_gpus = m.weight_shards > 1 ? (dp == 0 ? ep_.gpus : dp) : 1;
+  const int group_gpus = m.weight_shards > 1 ? (dp == 0 ? static_cast<int>(pes_.size()) : dp) : 1;
   for (auto& pe : pes_) {
     pe.pass_group = pe.id / group_gpus;
     if (pe.pass_group >= static_cast<int>(pass_groups_.size())) pass_groups_.resize(pe.pass_group + 1);
@@ -92,10 +91,24 @@ PrefillService::PrefillService(EngineContext& ctx)
   }
   c_.buffers.set_pe_waker([this](int pe) { pes_[pe].cv->notify_all(); });
   if (c_.sc.policy.batching == "quota") limits_.quota_s = c_.sc.policy.compute_quota_s;
-  limits_.hbm_bytes = hbm_kv_;
+  resize();
   // HBM per token that must be resident: every layer (Basic), or two layers (layerwise: the layer
   // computing and the next one loading), whatever the simulation's granularity.
   limits_.hbm_bytes_per_token = c_.sc.policy.layerwise ? 2 * c_.kv_token_layer : c_.kv_token;
+}
+
+void PrefillService::resize() {
+  // The role's EP group is its live GPUs: they share the experts (the weights per GPU, hence the HBM left
+  // for KV, and each GPU's part of the routed work).
+  ep_ = cost::ep_group(c_.sc.model, c_.sc.hardware, c_.members.live_gpus(platform::NodeRole::kPrefill));
+  hbm_kv_ = cost::hbm_kv_bytes_per_gpu(c_.sc.model, c_.sc.hardware, ep_.gpus);
+  limits_.hbm_bytes = hbm_kv_;
+}
+
+bool PrefillService::idle(int node) const {
+  for (const auto& pe : pes_)
+    if (pe.node == node && (c_.loads.view().pes[pe.id].seq > 0 || !pe.ready.empty())) return false;
+  return true;
 }
 
 void PrefillService::start() {
@@ -172,35 +185,53 @@ void PrefillService::plan_transfers(const PrefillEngineState& pe, const std::vec
 }
 
 void PrefillService::pass_loop(int group) {
-  const std::vector<int>& members = pass_groups_[group];
+  const std::vector<int>& all = pass_groups_[group];
   const auto& m = c_.sc.model;
-  const size_t n = members.size();
-  std::vector<std::vector<PassItem>> batches(n);
-  std::vector<std::vector<cost::Chunk>> chunks(n);
+  // The group's PEs on nodes that serve prefill now (all of them without role changes), re-read when the
+  // membership changes.
+  std::vector<int> members;
+  size_t n = 0;
+  std::vector<std::vector<PassItem>> batches;
+  std::vector<std::vector<cost::Chunk>> chunks;
   std::vector<sg4::Host*> hosts;
-  for (int p : members) hosts.push_back(c_.h.nodes[pes_[p].node].gpus[pes_[p].gpu]);
-  std::vector<double> work(n), busy(n);
+  std::vector<double> work, busy;
   // The pass's EP exchange endpoints: every GPU of a pass exchanges the same bytes at the same pace, so a
   // group of whole nodes sends one flow per node (through all of its CNICs), any other group one per GPU.
   std::vector<sg4::Host*> exchange_ends;
-  const int per_node = c_.h.gpus_per_node;
-  if (n % per_node == 0 && pes_[members[0]].gpu == 0) {
-    for (size_t i = 0; i < n; i += per_node)
-      exchange_ends.push_back(c_.h.nodes[pes_[members[i]].node].exchange);
-  } else {
-    exchange_ends = hosts;
-  }
+  uint64_t epoch = ~uint64_t{0};
+  auto refresh_members = [&]() {
+    epoch = c_.members.epoch();
+    members.clear();
+    hosts.clear();
+    exchange_ends.clear();
+    for (int p : all)
+      if (c_.members.serves(pes_[p].node, platform::NodeRole::kPrefill)) members.push_back(p);
+    n = members.size();
+    batches.assign(n, {});
+    chunks.assign(n, {});
+    work.assign(n, 0.0);
+    busy.assign(n, 0.0);
+    for (int p : members) hosts.push_back(c_.h.nodes[pes_[p].node].gpus[pes_[p].gpu]);
+    const int per_node = c_.h.gpus_per_node;
+    if (n > 0 && n % per_node == 0 && pes_[members[0]].gpu == 0) {
+      for (size_t i = 0; i < n; i += per_node)
+        exchange_ends.push_back(c_.h.nodes[pes_[members[i]].node].exchange);
+    } else {
+      exchange_ends = hosts;
+    }
+  };
   while (true) {
     // Blocked while no GPU of the group has a request ready whose DE buffer has room (then each PE
     // registers with the decode nodes it waits for, which wake it when they free space).
-    auto lock = c_.run.lock_when(pes_[members[0]].cv, [&]() {
-      for (int p : members)
+    auto lock = c_.run.lock_when(pes_[all[0]].cv, [&]() {
+      for (int p : all)
         if (has_work(pes_[p])) return false;
-      for (int p : members)
+      for (int p : all)
         for (RequestId id : pes_[p].ready) c_.buffers.wait_for_room(c_.loads.de_node(c_.requests[id].de), p);
       return true;
     });
     if (c_.run.finished()) return;
+    if (epoch != c_.members.epoch()) refresh_members();
     for (size_t i = 0; i < n; ++i) {
       batches[i].clear();
       form_batch(pes_[members[i]], batches[i], chunks[i]);
@@ -258,6 +289,7 @@ void PrefillService::prefill_done(RequestId id) {
   c_.loads.discharge_pe(pe, r);
   dispatcher_->pe_load_left(pe);
   c_.buffers.release(r, pes_[pe].node, true);
+  c_.members.poke(pes_[pe].node);
   decode_->prompt_ready(id);
 }
 

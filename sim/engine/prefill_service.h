@@ -50,6 +50,10 @@ class PrefillService {
 
   // The request's KV is in its buffers (or it has nothing to read): it may join its PE's batches.
   void ready(RequestId id);
+  // The prefill role's nodes changed (a role change): its EP group and the HBM left for KV follow them.
+  void resize();
+  // Whether the PEs on `node` hold no request (a draining node: control/role_changes.h).
+  bool idle(int node) const;
 
   const std::vector<PrefillEngineState>& engines() const { return pes_; }
   // The actors start() spawns: one per DP-attention group.

@@ -68,7 +68,8 @@ class QosTags {
 }  // namespace
 
 PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes, int decode_nodes,
-                               bool class_weights, double storage_block_bytes) {
+                               bool class_weights, double storage_block_bytes,
+                               const std::vector<int>& paced) {
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e18");  // no window cap on RDMA-like flows
@@ -168,7 +169,7 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
     // steps'). On a decode node a link of its own in front of the route paces it (not a resource: not
     // accounted), set by the decode group at each plan (engine/decode_service.h).
     node.exchange = zone->create_host(p + ".ex", 1.0)->seal();
-    if (node.role == NodeRole::kDecode) {
+    if (node.role == NodeRole::kDecode || std::find(paced.begin(), paced.end(), n) != paced.end()) {
       node.exchange_pace = zone->create_link(p + ".ex.pace", hw.cnic_bw_Bps);
       node.exchange_pace->set_latency(0)->seal();
       node_out.insert(node_out.begin(), sg4::LinkInRoute(node.exchange_pace));

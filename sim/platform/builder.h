@@ -1,6 +1,8 @@
 // Builds the SimGrid platform of a P x D cluster from a hardware file (see handles.h for the routes).
 #pragma once
 
+#include <vector>
+
 #include "sim/config/hardware.h"
 #include "sim/platform/handles.h"
 
@@ -11,8 +13,10 @@ namespace sim::platform {
 // priority) the traffic classes share links by the hardware's qos weights (handles.h).
 // REQUIRES: a simgrid::s4u::Engine exists and no platform was loaded yet; prefill_nodes, decode_nodes >= 1;
 // with class_weights, hw.link_latency_s == 0 (checked by the scenario loader). `storage_block_bytes`: the
-// bytes of one storage block, for the per-block cost of storage/read_rate.h (0 = none).
+// bytes of one storage block, for the per-block cost of storage/read_rate.h (0 = none). `paced`: prefill
+// nodes that may serve decode later (a role change): they get a decode node's exchange pace link too.
 PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes, int decode_nodes,
-                               bool class_weights = false, double storage_block_bytes = 0);
+                               bool class_weights = false, double storage_block_bytes = 0,
+                               const std::vector<int>& paced = {});
 
 }  // namespace sim::platform

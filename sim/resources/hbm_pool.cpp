@@ -12,6 +12,11 @@ HbmPool::HbmPool(engine::LoadBook& book, int des, double per_de_bytes, double kv
       refused_(des, 0),
       staged_(des, 0) {}
 
+void HbmPool::set_per_de(double bytes) {
+  for (int de = 0; de < static_cast<int>(staged_.size()); ++de) book_.free_hbm(de) += bytes - per_de_;
+  per_de_ = bytes;
+}
+
 void HbmPool::stage(int de, double bytes) {
   staged_[de] += bytes;
   staged_total_ += bytes;

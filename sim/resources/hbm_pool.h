@@ -24,6 +24,9 @@ class HbmPool {
   HbmPool(engine::LoadBook& book, int des, double per_de_bytes, double kv_bytes_per_token);
 
   double per_de() const { return per_de_; }
+  // Every DE's HBM for KV becomes `bytes` (the decode role's EP group changed size): its free bytes move by
+  // the difference; a DE left holding more than that takes nothing until enough is released.
+  void set_per_de(double bytes);
   double free(int de) const { return book_.free_hbm(de); }
   // HBM a request's decode needs: its whole context's KV.
   double need(const engine::Request& r) const { return (r.hit + r.miss + r.gen) * kv_token_; }

@@ -1,0 +1,36 @@
+#include "sim/engine/membership.h"
+
+#include <algorithm>
+
+namespace sim::engine {
+
+using platform::NodeRole;
+
+Membership::Membership(const std::vector<NodeRole>& roles, const std::vector<config::EventConfig>& events,
+                       int gpus_per_node)
+    : role_(roles), draining_(roles.size(), 0), gpus_per_node_(gpus_per_node) {
+  std::vector<char> pe(roles.size(), 0), de(roles.size(), 0);
+  for (size_t n = 0; n < roles.size(); ++n) (roles[n] == NodeRole::kPrefill ? pe : de)[n] = 1;
+  for (const auto& e : events) {
+    if (e.kind != "role_change") continue;
+    dynamic_ = true;
+    for (int n : e.nodes) (e.to == "prefill" ? pe : de)[n] = 1;
+  }
+  for (size_t n = 0; n < roles.size(); ++n) {
+    if (pe[n]) pe_nodes_.push_back(static_cast<int>(n));
+    if (de[n]) de_nodes_.push_back(static_cast<int>(n));
+  }
+}
+
+int Membership::live_nodes(NodeRole r) const {
+  return static_cast<int>(std::count(role_.begin(), role_.end(), r));
+}
+
+std::vector<std::pair<int, int>> Membership::engines(NodeRole r) const {
+  std::vector<std::pair<int, int>> out;
+  for (int n : engine_nodes(r))
+    for (int j = 0; j < gpus_per_node_; ++j) out.emplace_back(n, j);
+  return out;
+}
+
+}  // namespace sim::engine

@@ -1,0 +1,70 @@
+// Membership: which role each node serves now, and which nodes take new requests. Fixed for a run without
+// role changes. With role_change events (control/role_changes.h) a node first drains: it keeps serving its
+// role, takes no new request, and lets its requests finish; then it switches, and the engines of its new role
+// on it take requests.
+//
+// The services build one engine per GPU of every node that serves their role at any time of the run (its
+// nodes at the start, then the nodes that change to it), numbered node-major in platform order: without role
+// changes that is PlatformHandles::engines_of(role), the same numbering. An engine on a node that does not
+// serve its role holds nothing and is offered nothing. Pure.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "sim/config/scenario.h"
+#include "sim/platform/resource_class.h"
+
+namespace sim::engine {
+
+class Membership {
+ public:
+  // `roles`: each node's role at the start (the platform's).
+  Membership(const std::vector<platform::NodeRole>& roles, const std::vector<config::EventConfig>& events,
+             int gpus_per_node);
+
+  // Whether the scenario changes roles at all (then engines exist on nodes that do not serve their role).
+  bool dynamic() const { return dynamic_; }
+  platform::NodeRole role(int node) const { return role_[node]; }
+  bool serves(int node, platform::NodeRole r) const { return role_[node] == r; }
+  // Serves role r and is not draining: the schedulers may place new requests on its engines.
+  bool accepting(int node, platform::NodeRole r) const { return role_[node] == r && !draining_[node]; }
+  bool draining(int node) const { return draining_[node] != 0; }
+  // Nodes serving r now (draining ones included: they still serve it).
+  int live_nodes(platform::NodeRole r) const;
+  int live_gpus(platform::NodeRole r) const { return live_nodes(r) * gpus_per_node_; }
+  // The nodes with engines of role r (ever), in platform order, and those engines as (node, gpu).
+  const std::vector<int>& engine_nodes(platform::NodeRole r) const {
+    return r == platform::NodeRole::kPrefill ? pe_nodes_ : de_nodes_;
+  }
+  std::vector<std::pair<int, int>> engines(platform::NodeRole r) const;
+  // Bumped at every switch: the services re-read their live engines when it changes.
+  uint64_t epoch() const { return epoch_; }
+
+  void start_drain(int node) { draining_[node] = 1; }
+  // The services call poke() where a node may have become idle (load left one of its engines, a persist
+  // ended); while the node drains, that wakes the role-change controller (set_drain_waker).
+  void set_drain_waker(std::function<void(int node)> w) { waker_ = std::move(w); }
+  void poke(int node) const {
+    if (draining_[node] && waker_) waker_(node);
+  }
+  // The drained node serves `to` from now on.
+  void switch_role(int node, platform::NodeRole to) {
+    role_[node] = to;
+    draining_[node] = 0;
+    ++epoch_;
+  }
+
+ private:
+  std::vector<platform::NodeRole> role_;
+  std::vector<char> draining_;
+  std::vector<int> pe_nodes_, de_nodes_;
+  int gpus_per_node_ = 1;
+  uint64_t epoch_ = 0;
+  bool dynamic_ = false;
+  std::function<void(int)> waker_;
+};
+
+}  // namespace sim::engine
