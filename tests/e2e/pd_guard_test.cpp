@@ -67,8 +67,9 @@ TEST_CASE("PdGuard: PE CNIC write degraded below the live range -> hit reads spl
   CHECK(on.at("scenario").at("policy").at("pd_guard") == "on");
 }
 
-TEST_CASE("PdGuard: inside the live range -> the read-path policy decides alone; no events, no pd_range",
-          "[e2e]") {
+TEST_CASE(
+    "PdGuard: inside the live range -> the read-path policy decides alone, and no events means no pd_range",
+    "[e2e]") {
   auto on = e2e::run_ok(kCase, {"policy.pd_guard=on"});
   auto off = e2e::run_ok(kCase);
   CHECK_FALSE(off.contains("pd_range"));

@@ -105,7 +105,8 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["network"]["qos"] == "none");
   CHECK(r["outputs"]["window_s"] == 1.0);
   CHECK(r["seed"] == 1);
-  CHECK(r["policy"].size() == 11);
+  CHECK(r["policy"].size() == 12);
+  CHECK(r["policy"]["pd_guard"] == "off");
   CHECK(r["policy"]["pe_group_nodes"] == 0);
   CHECK(r["sim"].size() == 5);
   CHECK(r["sim"]["persist_interval_s"] == 2.0);
