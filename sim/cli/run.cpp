@@ -12,6 +12,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "sim/control/events.h"
+#include "sim/control/live_range.h"
 #include "sim/core/paths.h"
 #include "sim/cost/compute_model.h"
 #include "sim/engine/cluster.h"
@@ -22,6 +23,7 @@
 #include "sim/metrics/results.h"
 #include "sim/metrics/timeline.h"
 #include "sim/platform/builder.h"
+#include "sim/policy/pd_guard.h"
 #include "sim/policy/registry.h"
 #include "sim/transport/transport.h"
 #include "sim/workload/agents.h"
@@ -389,6 +391,20 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
                                           sc.network.qos == "priority", storage_block_bytes(sc), to_decode);
   auto events = control::EventRunner::make(sc, h);
   if (!events) return events.status();
+  // The live bottleneck-free range (control/live_range.h), recomputed by the events; with policy.pd_guard
+  // = on the read-path policy is wrapped by the guard that reads it (policy/pd_guard.h).
+  std::vector<platform::NodeRole> roles;
+  for (const auto& n : h.nodes) roles.push_back(n.role);
+  control::LiveRange live(h, roles, h.gpus_per_node, sc.cluster.de_buffer);
+  events->watch(&live);
+  std::unique_ptr<policy::ReadPathPolicy> reads = std::move(*read_path);
+  const policy::PdGuard* guard = nullptr;
+  if (sc.policy.pd_guard == "on") {
+    auto g = std::make_unique<policy::PdGuard>(std::move(reads), &live.current(),
+                                               cost::kv_bytes_per_token(sc.model));
+    guard = g.get();
+    reads = std::move(g);
+  }
   engine::Recorder rec;
   rec.turns.reserve(static_cast<size_t>(totals.turns));
   transport::Transport transport(h);
@@ -396,8 +412,13 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   const auto timeline =
       make_timeline(sc, static_cast<int>(wl->replay.empty() ? agents.size() : wl->replay.size()), h);
   if (timeline) links.set_timeline(timeline.get());
-  engine::Cluster cluster(sc, h, agents, std::move(*scheduler), std::move(*read_path), rec, transport,
+  engine::Cluster cluster(sc, h, agents, std::move(*scheduler), std::move(reads), rec, transport,
                           timeline.get(), request_log.get());
+  // A role change moves the live range: its roles are the membership's from then on.
+  cluster.on_role_switch([&]() {
+    roles = cluster.roles();
+    live.update(engine::now(), "role_change");
+  });
   if (!wl->replay.empty()) {
     cluster.driver().set_replay(std::move(wl->replay));
   } else if (sc.workload.mode == "online") {
@@ -517,6 +538,18 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   j["balance"] = balance_json(links, rec, sc.outputs, rec.last_done);
   if (!events->empty())
     j["events"] = events->to_json([&](size_t i) { return cluster.role_changes().to_json(i); });
+  // pd_range: only with the guard on, with events, or when something else (a role change) recomputed it.
+  if (guard != nullptr || !events->empty() || live.updates() > 1) {
+    nlohmann::json pr = {{"pd_guard", sc.policy.pd_guard}, {"updates", live.to_json()}, {"guard", nullptr}};
+    if (guard != nullptr) {
+      const auto& c = guard->counters();
+      pr["guard"] = {{"decisions", c.decisions},
+                     {"steered", c.steered},
+                     {"bytes_to_de_path", c.bytes_to_de_path},
+                     {"bytes_to_pe_path", c.bytes_to_pe_path}};
+    }
+    j["pd_range"] = pr;
+  }
   double buffer_peak = 0;
   for (size_t n = 0; n < h.nodes.size(); ++n) buffer_peak = std::max(buffer_peak, cluster.buffers().peak(n));
   const double hit_bytes_expected =

@@ -122,6 +122,7 @@ void read_policy(JsonReader& r, PolicyConfig& p) {
   p.beta_tokens = r.non_negative("beta_tokens", def.beta_tokens);
   p.persist_block_tokens = count(r, "persist_block_tokens", def.persist_block_tokens, 1);
   p.persist_append = r.boolean("persist_append", def.persist_append);
+  p.pd_guard = r.one_of("pd_guard", def.pd_guard, {"off", "on"});
 }
 
 void read_storage(JsonReader& r, StorageConfig& s, const WorkloadConfig& w) {
@@ -522,7 +523,8 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                  {"alpha_tokens", p.alpha_tokens},
                  {"beta_tokens", p.beta_tokens},
                  {"persist_block_tokens", p.persist_block_tokens},
-                 {"persist_append", p.persist_append}};
+                 {"persist_append", p.persist_append},
+                 {"pd_guard", p.pd_guard}};
   j["storage"] = {{"capacity_bytes", sc.storage.capacity_bytes}, {"eviction", sc.storage.eviction}};
   j["cache"] = {{"dram_bytes", sc.cache.dram_bytes}, {"eviction", sc.cache.eviction}};
   j["sim"] = {{"layer_group", sc.sim.layer_group},

@@ -86,6 +86,9 @@ struct PolicyConfig {
   double beta_tokens = 0;          // dualpath scheduler: PE unfinished-token cap; 0 = 5 s of prefill
   int persist_block_tokens = 64;   // decode persistence granularity
   bool persist_append = true;      // the DE persists the appended tokens' KV too
+  // off | on: outside the live bottleneck-free P/D range, reads split by the best DE-path share
+  // (policy/pd_guard.h); inside it the read-path policy decides alone
+  std::string pd_guard = "off";
 };
 
 // The KV tier in storage (sim/storage/prefix_store.h; the storage's bandwidth is the hardware file's).

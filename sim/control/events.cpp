@@ -71,6 +71,8 @@ void EventRunner::play() {
     for (const platform::TrackedLink* l : p.links)
       l->link->set_bandwidth(apply ? l->bandwidth_Bps * p.cfg.factor : l->bandwidth_Bps);
     (apply ? p.applied_at_s : p.restored_at_s) = engine::now();
+    if (live_ != nullptr)
+      live_->update(engine::now(), fmt::format("events[{}] {}", i, apply ? "applied" : "restored").c_str());
   }
 }
 

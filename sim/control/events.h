@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/config/scenario.h"
+#include "sim/control/live_range.h"
 #include "sim/core/status.h"
 #include "sim/platform/handles.h"
 
@@ -26,6 +27,9 @@ class EventRunner {
   static StatusOr<EventRunner> make(const config::ScenarioConfig& sc, const platform::PlatformHandles& h);
 
   bool empty() const { return events_.empty(); }
+  // After each edge (an event applied or restored), `live` is recomputed from the links' new bandwidths
+  // (nullptr: nothing is). REQUIRES: it outlives the run.
+  void watch(LiveRange* live) { live_ = live; }
   // Spawns the daemon (nothing without events).
   void start();
   // events[]: per event, what it did: its links ("n3 snic in"), and when it acted (null: not reached); an
@@ -44,6 +48,7 @@ class EventRunner {
 
   const platform::PlatformHandles* h_ = nullptr;
   std::vector<Played> events_;
+  LiveRange* live_ = nullptr;
 };
 
 }  // namespace sim::control

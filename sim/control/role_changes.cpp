@@ -98,6 +98,7 @@ void RoleChanges::switch_node(NodeChange& nc) {
   nc.p_after = c_.members.live_nodes(NodeRole::kPrefill);
   nc.d_after = c_.members.live_nodes(NodeRole::kDecode);
   live_.push_back({nc.switched_at_s, nc.p_after, nc.d_after});
+  if (on_switch_) on_switch_();
   // Notifications after the changes: the node's new engines are offered requests, later changes of the
   // node may begin, and a node that leaves decode opens its exchange pace link for its prefill passes.
   const auto& node = c_.h.nodes[nc.node];

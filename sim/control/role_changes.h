@@ -9,6 +9,7 @@
 // takes the second once the first has switched it.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <simgrid/s4u/ConditionVariable.hpp>
 #include <vector>
@@ -36,6 +37,8 @@ class RoleChanges {
   void start();
   // Wakes the daemons that wait (at the end of the run): they return.
   void wake_all() { cv_->notify_all(); }
+  // `f` is called after every switch (the live bottleneck range: control/live_range.h).
+  void on_switch(std::function<void()> f) { on_switch_ = std::move(f); }
 
   // What scenario event i did ({} when it is not a role change): per node, the requests it held when its
   // drain began, when it switched (null: the run ended first) and the drain's length; the live P and D
@@ -76,6 +79,7 @@ class RoleChanges {
   };
   std::vector<Live> live_;  // the live counts from each switch on (the first: the start)
   simgrid::s4u::ConditionVariablePtr cv_;
+  std::function<void()> on_switch_;
 };
 
 }  // namespace sim::control

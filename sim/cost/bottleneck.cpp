@@ -142,6 +142,11 @@ double max_utilisation(const LinkLoads& l) {
   return std::max(cnic / l.cnic_capacity_Bps, dram / l.dram_capacity_Bps);
 }
 
+SidedInputs sided(const BottleneckInputs& in) {
+  const SideBandwidths side{in.cnic_Bps, in.cnic_Bps, in.snic_Bps, in.dram_Bps};
+  return SidedInputs{in.g, side, side, in.de_buffer};
+}
+
 StatusOr<BottleneckRange> bottleneck_range(const BottleneckInputs& in) {
   if (in.g < 1) return Status::error(fmt::format("bottleneck: gpus_per_node: expected >= 1, got {}", in.g));
   const std::pair<const char*, double> bws[] = {
@@ -151,58 +156,88 @@ StatusOr<BottleneckRange> bottleneck_range(const BottleneckInputs& in) {
       return Status::error(fmt::format("bottleneck: {}: expected a finite bandwidth > 0, got {}", name, v));
     }
   }
+  auto r = bottleneck_range(sided(in));
+  if (r) r->in = in;
+  return r;
+}
+
+// Each bound is written in ratios of one side's bandwidth to another's, so that with equal sides every
+// ratio is s = sB/B, M/(sB) or 1 and the arithmetic is the homogeneous form's, operation for operation.
+StatusOr<BottleneckRange> bottleneck_range(const SidedInputs& in) {
+  if (in.g < 1) return Status::error(fmt::format("bottleneck: gpus_per_node: expected >= 1, got {}", in.g));
+  const std::pair<const char*, double> bws[] = {
+      {"pe.cnic_read_Bps", in.pe.cnic_read_Bps}, {"pe.cnic_write_Bps", in.pe.cnic_write_Bps},
+      {"pe.snic_Bps", in.pe.snic_Bps},           {"pe.dram_Bps", in.pe.dram_Bps},
+      {"de.cnic_read_Bps", in.de.cnic_read_Bps}, {"de.cnic_write_Bps", in.de.cnic_write_Bps},
+      {"de.snic_Bps", in.de.snic_Bps},           {"de.dram_Bps", in.de.dram_Bps}};
+  for (const auto& [name, v] : bws) {
+    if (!positive_finite(v)) {
+      return Status::error(fmt::format("bottleneck: {}: expected a finite bandwidth > 0, got {}", name, v));
+    }
+  }
+  const SideBandwidths& pe = in.pe;
+  const SideBandwidths& de = in.de;
   BottleneckRange r;
-  r.in = in;
+  r.in = BottleneckInputs{in.g, pe.cnic_write_Bps, pe.snic_Bps, pe.dram_Bps, in.de_buffer};
   const double g = in.g;
-  const double s = in.snic_Bps / in.cnic_Bps;
+  const double s = pe.snic_Bps / pe.cnic_write_Bps;  // PE SNIC over PE CNIC write
   r.s = s;
-  r.m_over_sb = in.dram_Bps / in.snic_Bps;
+  r.m_over_sb = pe.dram_Bps / pe.snic_Bps;
 
   const bool hbm = in.de_buffer == config::DeBuffer::kHbm;
-  // (2)-(3) = (H2): sB/g (1 + D/P) <= B. With g <= s even D/P -> 0 leaves sB/g >= B: no P/D works.
-  const double lower = g > s ? s / (g - s) : kInf;
+  // (2)-(3) = (H2): sB_pe/g + sB_de D/(P g) <= B_pe,w. With g <= sB_pe/B_pe,w even D/P -> 0 leaves the
+  // PE-path H2D alone at or above B_pe,w: no P/D works.
+  const double lower = g > s ? (de.snic_Bps / pe.cnic_write_Bps) / (g - s) : kInf;
   r.terms.push_back(make_term("pe_cnic_write", "PE CNIC write",
                               "H2D of PE-path KV into each PE GPU plus DE-path KV arriving by RDMA",
                               hbm ? "(H2)" : "(2)-(3)", "P/D >= s/(g-s)", TermKind::kLower, lower));
+  const double s_dw = de.snic_Bps / de.cnic_write_Bps;  // DE SNIC over DE CNIC write
+  const double p_dw = pe.snic_Bps / de.cnic_write_Bps;  // PE SNIC over DE CNIC write
   if (hbm) {
     r.terms.push_back(make_term("de_cnic_write", "DE CNIC write",
                                 "PE-path KV written into the DE GPU, plus DE-path KV read from storage "
                                 "into the DE GPU",
-                                "(H4)", "P/D <= (g-s)/s", TermKind::kUpper, (g - s) / s));
+                                "(H4)", "P/D <= (g-s)/s", TermKind::kUpper, (g - s_dw) / p_dw));
   } else {
+    const double s_dr = de.snic_Bps / de.cnic_read_Bps;  // DE SNIC over DE CNIC read
+    const double p_dr = pe.snic_Bps / de.cnic_read_Bps;  // PE SNIC over DE CNIC read
     r.terms.push_back(make_term("de_cnic_read", "DE CNIC read",
                                 "PE-path KV read from the DE buffer for H2D plus DE-path KV read twice "
                                 "(RDMA to the PE, H2D to the DE GPU)",
-                                "(4)-(5)", "P/D <= (g-2s)/s", TermKind::kUpper, (g - 2 * s) / s));
+                                "(4)-(5)", "P/D <= (g-2s)/s", TermKind::kUpper, (g - 2 * s_dr) / p_dr));
     r.terms.push_back(make_term("de_cnic_write", "DE CNIC write",
                                 "PE-path KV written into the DE buffer and then into the DE GPU, plus "
                                 "DE-path KV written into the DE GPU",
-                                "(6)-(7)", "P/D <= (g-s)/(2s)", TermKind::kUpper, (g - s) / (2 * s)));
+                                "(6)-(7)", "P/D <= (g-s)/(2s)", TermKind::kUpper, (g - s_dw) / (2 * p_dw)));
+    const double m_de = de.dram_Bps / pe.snic_Bps;  // DE DRAM over PE SNIC
+    const double s_de = de.snic_Bps / pe.snic_Bps;  // DE SNIC over PE SNIC
     r.terms.push_back(make_term("de_dram", "DE DRAM",
                                 "DE-path KV written once and read twice, PE-path KV written once and read "
                                 "once, in the DE node's DRAM (half-duplex)",
-                                "(8)", "P/D <= (M/(sB)-3)/2", TermKind::kUpper, (r.m_over_sb - 3) / 2));
+                                "(8)", "P/D <= (M/(sB)-3)/2", TermKind::kUpper, (m_de - 3 * s_de) / 2));
   }
 
+  const double s_pr = pe.snic_Bps / pe.cnic_read_Bps;  // PE SNIC over PE CNIC read
   BoundTerm pe_read = make_term("pe_cnic_read", "PE CNIC read",
                                 "PE-path KV read from the PE buffer for H2D and sent from the PE GPU "
                                 "to the DE",
-                                hbm ? "(H1)" : "(1)", "2s/g <= 1", TermKind::kCondition, 2 * s / g);
-  pe_read.holds = 2 * s <= g;
+                                hbm ? "(H1)" : "(1)", "2s/g <= 1", TermKind::kCondition, 2 * s_pr / g);
+  pe_read.holds = 2 * s_pr <= g;
   BoundTerm pe_dram =
       make_term("pe_dram", "PE DRAM", "PE-path KV written by the SNIC and read for H2D in the PE node's DRAM",
                 hbm ? "(H6)" : "(text)", "2sB <= M", TermKind::kCondition, 2 / r.m_over_sb);
-  pe_dram.holds = 2 * in.snic_Bps <= in.dram_Bps;
+  pe_dram.holds = 2 * pe.snic_Bps <= pe.dram_Bps;
   if (hbm) {
+    const double s_dr = de.snic_Bps / de.cnic_read_Bps;
     BoundTerm de_read =
         make_term("de_cnic_read", "DE CNIC read", "DE-path KV read from the DE GPU and sent to the PE GPU",
-                  "(H3)", "s/g <= 1", TermKind::kCondition, s / g);
-    de_read.holds = s <= g;
+                  "(H3)", "s/g <= 1", TermKind::kCondition, s_dr / g);
+    de_read.holds = s_dr <= g;
     BoundTerm de_dram = make_term("de_dram", "DE DRAM",
                                   "DE-path KV crossing the DE node's DRAM once, on its way from the SNIC "
                                   "to the DE GPU",
-                                  "(H5)", "sB <= M", TermKind::kCondition, 1 / r.m_over_sb);
-    de_dram.holds = in.snic_Bps <= in.dram_Bps;
+                                  "(H5)", "sB <= M", TermKind::kCondition, 1 / (de.dram_Bps / de.snic_Bps));
+    de_dram.holds = de.snic_Bps <= de.dram_Bps;
     r.conditions = {pe_read, de_read, de_dram, pe_dram};
   } else {
     r.conditions = {pe_read, pe_dram};
@@ -221,7 +256,7 @@ StatusOr<BottleneckRange> bottleneck_range(const BottleneckInputs& in) {
     r.reason = fmt::format("g = {} <= s = {:.6g}: the PE CNIC write (2) exceeds B for every P/D", in.g, s);
   } else if (!pe_read.holds) {
     r.reason = fmt::format("2s/g = {:.6g} > 1: the PE CNIC read (1) exceeds B for every P/D (needs s <= g/2)",
-                           2 * s / g);
+                           2 * s_pr / g);
   } else if (!(r.pd_max > 0)) {
     const BoundTerm* worst = nullptr;
     for (const BoundTerm& t : r.terms) {

@@ -59,6 +59,22 @@ struct BottleneckInputs {
 BottleneckInputs bottleneck_inputs(const config::HardwareSpec& hw,
                                    config::DeBuffer de_buffer = config::DeBuffer::kDram);
 
+// One side's bandwidths (the PE nodes' or the DE nodes'), bytes/s: the per-side generalisation of the
+// analysis (sim/cost/live_range.h states its inequalities).
+struct SideBandwidths {
+  double cnic_read_Bps = 50e9;   // per CNIC, the NIC reading from its PCIe side
+  double cnic_write_Bps = 50e9;  // per CNIC, the NIC writing to its PCIe side
+  double snic_Bps = 50e9;        // per node, storage -> node
+  double dram_Bps = 500e9;       // per node, reads + writes
+};
+struct SidedInputs {
+  int g = 8;
+  SideBandwidths pe, de;
+  config::DeBuffer de_buffer = config::DeBuffer::kDram;
+};
+// Both sides with B (read and write), sB and M of `in`.
+SidedInputs sided(const BottleneckInputs& in);
+
 // One load, split by the read path whose bytes make it up; bytes/s.
 struct Load {
   double pe_path_Bps = 0;  // T_p terms: KV read from storage by PE nodes' SNICs
@@ -131,6 +147,12 @@ struct BottleneckRange {
 // Inequalities (1)-(9), or (H1)-(H7) with in.de_buffer = hbm. Errors (no exceptions) when g < 1 or B, sB,
 // M are not positive and finite.
 StatusOr<BottleneckRange> bottleneck_range(const BottleneckInputs& in);
+// The same inequalities with each load against its own side's capacity (sim/cost/live_range.h); the
+// homogeneous overload above is this one on sided(in), so both give the same bits. `in` of the result holds
+// g, the DE buffer and the PE side's CNIC write, SNIC and DRAM; `s` = PE SNIC / PE CNIC write, `m_over_sb` =
+// PE DRAM / PE SNIC. `formula` strings are the homogeneous forms. Errors when g < 1 or a bandwidth is not
+// positive and finite (naming it, e.g. "de.cnic_write_Bps").
+StatusOr<BottleneckRange> bottleneck_range(const SidedInputs& in);
 
 // Whether P/D lies in [pd_min, pd_max] (relative tolerance 1e-12 at the ends) and the range is feasible.
 bool pd_inside(const BottleneckRange& r, double P, double D);

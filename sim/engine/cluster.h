@@ -51,6 +51,9 @@ class Cluster {
   const resources::HbmPool& hbm() const { return hbm_; }
   const storage::PrefixStore& stored() const { return stored_; }
   const control::RoleChanges& role_changes() const { return role_changes_; }
+  // Each node's role now, and a hook called after every role switch.
+  const std::vector<platform::NodeRole>& roles() const { return members_.roles(); }
+  void on_role_switch(std::function<void()> f) { role_changes_.on_switch(std::move(f)); }
   const std::vector<storage::PrefixStore>& dram_tier() const { return dram_tier_; }
   double kv_bytes_per_token() const { return ctx_.kv_token; }
 

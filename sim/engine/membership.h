@@ -28,6 +28,7 @@ class Membership {
   // Whether the scenario changes roles at all (then engines exist on nodes that do not serve their role).
   bool dynamic() const { return dynamic_; }
   platform::NodeRole role(int node) const { return role_[node]; }
+  const std::vector<platform::NodeRole>& roles() const { return role_; }
   bool serves(int node, platform::NodeRole r) const { return role_[node] == r; }
   // Serves role r and is not draining: the schedulers may place new requests on its engines.
   bool accepting(int node, platform::NodeRole r) const { return role_[node] == r && !draining_[node]; }

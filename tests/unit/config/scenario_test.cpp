@@ -65,6 +65,7 @@ TEST_CASE("Scenario: only hardware and model given -> every default of the struc
   CHECK(sc->policy.fetch_period_s == def.policy.fetch_period_s);
   CHECK(sc->policy.persist_block_tokens == def.policy.persist_block_tokens);
   CHECK(sc->policy.persist_append == def.policy.persist_append);
+  CHECK(sc->policy.pd_guard == "off");
   CHECK(sc->sim.layer_group == def.sim.layer_group);
   CHECK(sc->sim.read_depth == def.sim.read_depth);
   CHECK(sc->sim.time_limit_s == def.sim.time_limit_s);
@@ -104,7 +105,8 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["network"]["qos"] == "none");
   CHECK(r["outputs"]["window_s"] == 1.0);
   CHECK(r["seed"] == 1);
-  CHECK(r["policy"].size() == 11);
+  CHECK(r["policy"].size() == 12);
+  CHECK(r["policy"]["pd_guard"] == "off");
   CHECK(r["policy"]["pe_group_nodes"] == 0);
   CHECK(r["sim"].size() == 5);
   CHECK(r["sim"]["persist_interval_s"] == 2.0);

@@ -29,7 +29,7 @@ TEST_CASE("Membership: without role changes, a role's engines are its nodes' GPU
   CHECK(m.live_gpus(NodeRole::kDecode) == 6);
 }
 
-TEST_CASE("Membership: the nodes a role change names get engines of both roles; drain, then switch",
+TEST_CASE("Membership: the nodes a role change names get engines of both roles, drain then switch",
           "[unit]") {
   Membership m(k2p3d, {change({3}, "prefill"), change({1}, "decode")}, 1);
   CHECK(m.dynamic());
