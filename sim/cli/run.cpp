@@ -383,7 +383,9 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   xbt_log_control_set("root.thresh:critical");
   // After the engine, which installs its own SIGINT handler (it exits at once); ours stops the run cleanly.
   engine::install_stop_handlers();
-  std::vector<int> to_decode;  // prefill nodes that a role change turns into decode nodes
+  std::vector<int> to_decode;  // prefill nodes that a role change may turn into decode nodes
+  if (sc.control.autoscale.policy != "off")
+    for (int n = 0; n < sc.cluster.prefill_nodes; ++n) to_decode.push_back(n);
   for (const auto& ev : sc.events)
     if (ev.kind == "role_change" && ev.to == "decode")
       to_decode.insert(to_decode.end(), ev.nodes.begin(), ev.nodes.end());
@@ -414,6 +416,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   if (timeline) links.set_timeline(timeline.get());
   engine::Cluster cluster(sc, h, agents, std::move(*scheduler), std::move(reads), rec, transport,
                           timeline.get(), request_log.get());
+  if (sc.control.autoscale.guard) cluster.watch_live(&live.current());
   // A role change moves the live range: its roles are the membership's from then on.
   cluster.on_role_switch([&]() {
     roles = cluster.roles();
@@ -422,8 +425,12 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   if (!wl->replay.empty()) {
     cluster.driver().set_replay(std::move(wl->replay));
   } else if (sc.workload.mode == "online") {
-    cluster.driver().set_arrivals(
-        workload::poisson_arrivals(sc.workload.aps, static_cast<int>(agents.size()), sc.seed));
+    const int n = static_cast<int>(agents.size());
+    cluster.driver().set_arrivals(sc.workload.aps_change_at_s < 0
+                                      ? workload::poisson_arrivals(sc.workload.aps, n, sc.seed)
+                                      : workload::poisson_arrivals(sc.workload.aps, n, sc.seed,
+                                                                   sc.workload.aps_change_at_s,
+                                                                   sc.workload.aps_after));
   }
   // The actors: the cluster's, the link sampler, the event player, the progress line and at most one
   // think-time timer per agent that thinks.
@@ -471,7 +478,8 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   s["hit_rate"] = rec.prompt_tokens > 0 ? (rec.prompt_tokens - rec.miss_tokens) / rec.prompt_tokens : 0.0;
   s["storage"] = storage_json(sc, cluster.stored(), rec, cluster.kv_bytes_per_token());
   s["dram_tier"] = dram_tier_json(sc, cluster.dram_tier(), rec, cluster.kv_bytes_per_token());
-  if (cluster.role_changes().actors() > 0) s["roles"] = cluster.role_changes().roles_json(end);
+  if (cluster.roles_may_change()) s["roles"] = cluster.role_changes().roles_json(end);
+  if (cluster.autoscaler().on()) s["autoscale"] = cluster.autoscaler().to_json();
   metrics::CostInputs cost;
   cost.per_node_hour = sc.hardware.cost_per_node_hour;
   cost.nodes = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;

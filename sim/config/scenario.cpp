@@ -68,6 +68,16 @@ void read_workload(JsonReader& r, WorkloadConfig& w, std::string& trace) {
   w.agents = count(r, "agents", def.agents, 1);
   w.max_turns = count(r, "max_turns", def.max_turns, 0);
   w.aps = r.positive("aps", def.aps);
+  if (const nlohmann::json* c = r.raw("aps_change"); c != nullptr && !c->is_null()) {
+    if (!c->is_object()) {
+      r.fail("aps_change", "an object {\"at_s\": ..., \"aps\": ...} or null", c);
+    } else {
+      r.object("aps_change", [&](JsonReader& a) {
+        w.aps_change_at_s = a.positive("at_s", std::nullopt);
+        w.aps_after = a.positive("aps", std::nullopt);
+      });
+    }
+  }
   w.append_scale = r.number("append_scale", def.append_scale, 0, kMaxScale, false);
   w.gen_scale = r.number("gen_scale", def.gen_scale, 0, kMaxScale, false);
   w.trace_format = r.one_of("trace_format", def.trace_format, {"native", "mooncake", "azure"});
@@ -91,6 +101,18 @@ void read_workload(JsonReader& r, WorkloadConfig& w, std::string& trace) {
     c.steady_lag_s = o.positive("steady_lag_s", d.steady_lag_s);
     c.steady_tolerance = o.non_negative("steady_tolerance", d.steady_tolerance);
     c.check_interval_s = o.positive("check_interval_s", d.check_interval_s);
+  });
+}
+
+void read_control(JsonReader& r, ControlConfig& c) {
+  r.object("autoscale", [&](JsonReader& a) {
+    const AutoscaleConfig d;
+    AutoscaleConfig& x = c.autoscale;
+    x.policy = a.one_of("policy", d.policy, {"off", "slo"});
+    x.interval_s = a.positive("interval_s", d.interval_s);
+    x.min_interval_s = a.non_negative("min_interval_s", d.min_interval_s);
+    x.relax = a.number("relax", d.relax, 0, 1, false);
+    x.guard = a.boolean("guard", d.guard);
   });
 }
 
@@ -365,6 +387,14 @@ Status check_role_changes(const ScenarioConfig& sc) {
           "leaves {}P{}D",
           sc.file, i, p, d));
   }
+  if (sc.control.autoscale.policy != "off" && sc.cluster.de_buffer == DeBuffer::kHbm)
+    return Status::error(fmt::format(
+        "{}: control.autoscale.policy: \"off\" with cluster.de_buffer \"hbm\" (a DE buffer in HBM is not "
+        "modelled across a role change), got \"{}\"",
+        sc.file, sc.control.autoscale.policy));
+  if (sc.workload.aps_change_at_s >= 0 && sc.workload.mode != "online")
+    return Status::error(fmt::format(
+        "{}: workload.aps_change: expected null in an offline run (arrivals are online only)", sc.file));
   if (!order.empty() && sc.cluster.de_buffer == DeBuffer::kHbm)
     return Status::error(fmt::format(
         "{}: events[{}]: a role_change needs cluster.de_buffer \"dram\" (a DE buffer in HBM is not "
@@ -387,6 +417,7 @@ Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& 
   r.object("workload", [&](JsonReader& w) { read_workload(w, sc.workload, refs.trace); });
   r.object("slo", [&](JsonReader& s) { read_slo(s, sc.slo); });
   r.object("policy", [&](JsonReader& p) { read_policy(p, sc.policy); });
+  r.object("control", [&](JsonReader& c) { read_control(c, sc.control); });
   r.object("storage", [&](JsonReader& s) { read_storage(s, sc.storage, sc.workload); });
   r.object("cache", [&](JsonReader& c) { read_cache(c, sc.cache, sc.cluster); });
   r.object("sim", [&](JsonReader& s) { read_sim(s, sc.sim); });
@@ -496,6 +527,9 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                    {"agents", w.agents},
                    {"max_turns", w.max_turns},
                    {"aps", w.aps},
+                   {"aps_change", w.aps_change_at_s < 0
+                                      ? nlohmann::json()
+                                      : nlohmann::json({{"at_s", w.aps_change_at_s}, {"aps", w.aps_after}})},
                    {"append_scale", w.append_scale},
                    {"gen_scale", w.gen_scale},
                    {"trace_format", w.trace_format},
@@ -509,6 +543,13 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                      {"steady_lag_s", w.online.steady_lag_s},
                      {"steady_tolerance", w.online.steady_tolerance},
                      {"check_interval_s", w.online.check_interval_s}}}};
+  const AutoscaleConfig& as = sc.control.autoscale;
+  j["control"] = {{"autoscale",
+                   {{"policy", as.policy},
+                    {"interval_s", as.interval_s},
+                    {"min_interval_s", as.min_interval_s},
+                    {"relax", as.relax},
+                    {"guard", as.guard}}}};
   j["slo"] = {{"ttft_s", sc.slo.ttft_s},
               {"tpot_s", sc.slo.tpot_s},
               {"statistic", sc.slo.statistic},

@@ -54,6 +54,9 @@ struct WorkloadConfig {
   int agents = 2048;
   int max_turns = 0;  // 0 = whole trajectories; >0 truncates each trajectory
   double aps = 1.0;   // online: agent arrivals per second
+  // online: from aps_change_at_s on, arrivals come at aps_after per second (-1: no change).
+  double aps_change_at_s = -1;
+  double aps_after = 0;
   // DualPath Fig. 9: each turn's append (gen) tokens times this, then each trajectory cut at the dataset's
   // MaxLen (sim/workload/scaling.h). Trajectories only (native traces, the generator).
   double append_scale = 1.0;
@@ -149,6 +152,19 @@ struct EventConfig {
   double factor = 1;       // (0, 1]
 };
 
+// control.autoscale (control/autoscaler.h): converts node roles at run time from live signals.
+struct AutoscaleConfig {
+  std::string policy = "off";   // off | slo
+  double interval_s = 60;       // how often the signals are read
+  double min_interval_s = 600;  // from one conversion's start to the next's
+  double relax = 0.5;           // a side is relaxed when its latency is below relax x its SLO bound
+  bool guard = true;            // veto a conversion that takes a live P/D inside the range out of it
+};
+
+struct ControlConfig {
+  AutoscaleConfig autoscale;
+};
+
 struct ScenarioConfig {
   std::string file;
   std::string name;
@@ -166,6 +182,7 @@ struct ScenarioConfig {
   SimConfig sim;
   NetworkConfig network;
   OutputConfig outputs;
+  ControlConfig control;
   std::vector<EventConfig> events;  // in the file's order
   uint64_t seed = 1;
   nlohmann::json resolved;  // the scenario with every default filled in (file references as written)

@@ -39,20 +39,43 @@ RoleChanges::RoleChanges(engine::EngineContext& c, engine::PrefillService& prefi
     }
     changes_.push_back(std::move(ch));
   }
+  scripted_ = changes_.size();
   live_.push_back({0, c_.members.live_nodes(NodeRole::kPrefill), c_.members.live_nodes(NodeRole::kDecode)});
   c_.members.set_drain_waker([this](int) { cv_->notify_all(); });
 }
 
 size_t RoleChanges::actors() const {
   size_t n = 0;
-  for (const auto& ch : changes_) n += ch.nodes.size();
+  for (size_t i = 0; i < scripted_; ++i) n += changes_[i].nodes.size();
   return n;
 }
 
 void RoleChanges::start() {
-  for (size_t i = 0; i < changes_.size(); ++i)
+  for (size_t i = 0; i < scripted_; ++i)
     for (size_t k = 0; k < changes_[i].nodes.size(); ++k)
       engine::spawn_daemon("role-change", c_.h.control, [this, i, k]() { run(i, k); });
+}
+
+size_t RoleChanges::request(int node, NodeRole to) {
+  Change ch;
+  ch.event = kRequested;
+  ch.at_s = engine::now();
+  NodeChange nc;
+  nc.node = node;
+  nc.to = to;
+  nc.from = to == NodeRole::kPrefill ? NodeRole::kDecode : NodeRole::kPrefill;
+  ch.nodes.push_back(nc);
+  changes_.push_back(std::move(ch));
+  const size_t i = changes_.size() - 1;
+  engine::spawn_daemon("role-change", c_.h.control, [this, i]() { run(i, 0); });
+  return i;
+}
+
+bool RoleChanges::draining() const {
+  for (const auto& ch : changes_)
+    for (const auto& nc : ch.nodes)
+      if (nc.drain_from_s >= 0 && nc.switched_at_s < 0) return true;
+  return false;
 }
 
 int RoleChanges::requests_on(int node, NodeRole role) const {
@@ -73,18 +96,24 @@ void RoleChanges::run(size_t i, size_t k) {
   if (at > engine::now()) engine::sleep_for(at - engine::now());
   NodeChange& nc = changes_[i].nodes[k];
   // An earlier change of the node may still be draining it: this one begins once that one has switched.
-  {
-    auto lock = c_.run.lock_when(
-        cv_, [&]() { return !c_.members.serves(nc.node, nc.from) || c_.members.draining(nc.node); });
-    if (c_.run.finished()) return;
+  // Each wait is tested again after it returns: releasing the lock is a simcall, during which other actors
+  // may have changed what it waited for (a prefill pass may have taken the node in again).
+  auto ready = [&]() { return c_.members.serves(nc.node, nc.from) && !c_.members.draining(nc.node); };
+  while (!ready()) {
+    {
+      auto lock = c_.run.lock_when(cv_, [&]() { return !ready(); });
+      if (c_.run.finished()) return;
+    }
   }
   nc.drain_from_s = engine::now();
   nc.requests_at_start = requests_on(nc.node, nc.from);
   c_.members.start_drain(nc.node);
   dispatcher_.drain(nc.node);
-  {
-    auto lock = c_.run.lock_when(cv_, [&]() { return !drained(nc.node, nc.from); });
-    if (c_.run.finished()) return;
+  while (!drained(nc.node, nc.from)) {
+    {
+      auto lock = c_.run.lock_when(cv_, [&]() { return !drained(nc.node, nc.from); });
+      if (c_.run.finished()) return;
+    }
   }
   switch_node(nc);
 }
@@ -108,24 +137,32 @@ void RoleChanges::switch_node(NodeChange& nc) {
   cv_->notify_all();
 }
 
+nlohmann::json RoleChanges::node_json(const NodeChange& nc) const {
+  auto when = [](double t) { return t < 0 ? nlohmann::json() : nlohmann::json(t); };
+  return {{"node", nc.node},
+          {"from", platform::name(nc.from)},
+          {"requests_at_drain", nc.requests_at_start},
+          {"drain_from_s", when(nc.drain_from_s)},
+          {"switched_at_s", when(nc.switched_at_s)},
+          {"drain_s",
+           nc.switched_at_s < 0 ? nlohmann::json() : nlohmann::json(nc.switched_at_s - nc.drain_from_s)}};
+}
+
+nlohmann::json RoleChanges::change_json(size_t change) const {
+  return node_json(changes_[change].nodes[0]);
+}
+
 nlohmann::json RoleChanges::to_json(size_t event) const {
-  for (const auto& ch : changes_) {
+  for (size_t i = 0; i < scripted_; ++i) {
+    const Change& ch = changes_[i];
     if (ch.event != event) continue;
     const auto& e = c_.sc.events[event];
-    auto when = [](double t) { return t < 0 ? nlohmann::json() : nlohmann::json(t); };
     nlohmann::json nodes = nlohmann::json::array();
     int p = -1, d = -1;
     double last = -1;
     for (const auto& nc : ch.nodes) {
-      nodes.push_back(
-          {{"node", nc.node},
-           {"from", platform::name(nc.from)},
-           {"requests_at_drain", nc.requests_at_start},
-           {"drain_from_s", when(nc.drain_from_s)},
-           {"switched_at_s", when(nc.switched_at_s)},
-           {"drain_s",
-            nc.switched_at_s < 0 ? nlohmann::json() : nlohmann::json(nc.switched_at_s - nc.drain_from_s)}});
-      if (nc.switched_at_s > last) {
+      nodes.push_back(node_json(nc));
+      if (nc.switched_at_s >= 0 && nc.switched_at_s >= last) {  // the last switch (ties: the later node)
         last = nc.switched_at_s;
         p = nc.p_after;
         d = nc.d_after;

@@ -6,12 +6,15 @@
 // Membership names its new role, both roles' EP groups and HBM for KV follow the live counts (the
 // re-sharding of the weights is not timed), its DRAM buffer and HBM start empty, and the engines of its new
 // role on it take requests. One daemon per (event, node), on the control host; a node named by two events
-// takes the second once the first has switched it.
+// takes the second once the first has switched it. An autoscaler (control/autoscaler.h) asks for a conversion
+// at run time with request(): the same drain and switch.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <simgrid/s4u/ConditionVariable.hpp>
+#include <string>
 #include <vector>
 
 #include "sim/engine/context.h"
@@ -35,6 +38,13 @@ class RoleChanges {
   // The daemons start() spawns: one per node of each role_change event.
   size_t actors() const;
   void start();
+  // A conversion decided at run time (control/autoscaler.h): `node` drains from now, then serves `to`.
+  // Spawns its daemon; returns its index for change_json().
+  size_t request(int node, platform::NodeRole to);
+  // Whether some node is draining now.
+  bool draining() const;
+  // What a requested conversion did: node, from, requests_at_drain, drain_from_s, switched_at_s, drain_s.
+  nlohmann::json change_json(size_t change) const;
   // Wakes the daemons that wait (at the end of the run): they return.
   void wake_all() { cv_->notify_all(); }
   // `f` is called after every switch (the live bottleneck range: control/live_range.h).
@@ -58,12 +68,14 @@ class RoleChanges {
     double drain_from_s = -1, switched_at_s = -1;
     int p_after = 0, d_after = 0;
   };
+  static constexpr size_t kRequested = ~size_t{0};  // Change::event of a conversion decided at run time
   struct Change {
     size_t event = 0;
     double at_s = 0;
     std::vector<NodeChange> nodes;
   };
   void run(size_t change, size_t k);
+  nlohmann::json node_json(const NodeChange& nc) const;
   bool drained(int node, platform::NodeRole role) const;
   int requests_on(int node, platform::NodeRole role) const;
   void switch_node(NodeChange& nc);
@@ -72,7 +84,8 @@ class RoleChanges {
   engine::PrefillService& prefill_;
   engine::DecodeService& decode_;
   engine::Dispatcher& dispatcher_;
-  std::vector<Change> changes_;
+  std::deque<Change> changes_;  // a deque: the daemons hold references into it while others are added
+  size_t scripted_ = 0;         // the first changes_: the scenario's role_change events
   struct Live {
     double t_s = 0;
     int p = 0, d = 0;

@@ -55,7 +55,7 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
                  std::unique_ptr<policy::ReadPathPolicy> read_path, Recorder& recorder,
                  transport::Transport& t, metrics::Timeline* timeline, metrics::RequestLog* request_log)
     : sizes_(sc, h),
-      members_(roles_of(h), sc.events, h.gpus_per_node),
+      members_(roles_of(h), sc.events, h.gpus_per_node, sc.control.autoscale.policy != "off"),
       loads_(engine_nodes(members_, platform::NodeRole::kPrefill),
              engine_nodes(members_, platform::NodeRole::kDecode), static_cast<int>(h.nodes.size()),
              sizes_.de_hbm_kv),
@@ -91,6 +91,7 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
       dispatcher_(ctx_, std::move(scheduler), std::move(read_path)),
       role_changes_(ctx_, prefill_, decode_, dispatcher_),
       driver_(ctx_, agents, dispatcher_),
+      autoscaler_(ctx_, role_changes_, driver_.ttft_log()),
       stop_rules_(sc, driver_.ttft_log(), run_),
       watchdog_(ctx_) {
   reader_.connect(&prefill_);
@@ -112,7 +113,7 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
 size_t Cluster::actors() const {
   const size_t control = 3 + (ctx_.sc.workload.mode == "online" ? 1 : 0);  // driver, watchdog, time limit
   return reader_.actors() + prefill_.actors() + dispatcher_.actors() + decode_.actors() +
-         role_changes_.actors() + control;
+         role_changes_.actors() + autoscaler_.actors() + control;
 }
 
 void Cluster::start() {
@@ -121,6 +122,7 @@ void Cluster::start() {
   dispatcher_.start();
   decode_.start();
   role_changes_.start();
+  autoscaler_.start();
   watchdog_.start();
   if (ctx_.sc.workload.mode == "online") stop_rules_.start(ctx_.h.control);
   driver_.start();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/config/scenario.h"
+#include "sim/control/autoscaler.h"
 #include "sim/control/driver.h"
 #include "sim/control/role_changes.h"
 #include "sim/control/run_control.h"
@@ -54,6 +55,11 @@ class Cluster {
   // Each node's role now, and a hook called after every role switch.
   const std::vector<platform::NodeRole>& roles() const { return members_.roles(); }
   void on_role_switch(std::function<void()> f) { role_changes_.on_switch(std::move(f)); }
+  // Whether roles may change in this run (role_change events or an autoscaler).
+  bool roles_may_change() const { return members_.dynamic(); }
+  const control::Autoscaler& autoscaler() const { return autoscaler_; }
+  // The live bottleneck-free range the autoscaler's guard reads.
+  void watch_live(const cost::LivePoint* live) { autoscaler_.watch(live); }
   const std::vector<storage::PrefixStore>& dram_tier() const { return dram_tier_; }
   double kv_bytes_per_token() const { return ctx_.kv_token; }
 
@@ -83,6 +89,7 @@ class Cluster {
   Dispatcher dispatcher_;
   control::RoleChanges role_changes_;
   control::Driver driver_;
+  control::Autoscaler autoscaler_;
   control::StopRules stop_rules_;
   control::Watchdog watchdog_;
 };

@@ -7,9 +7,9 @@ namespace sim::engine {
 using platform::NodeRole;
 
 Membership::Membership(const std::vector<NodeRole>& roles, const std::vector<config::EventConfig>& events,
-                       int gpus_per_node)
-    : role_(roles), draining_(roles.size(), 0), gpus_per_node_(gpus_per_node) {
-  std::vector<char> pe(roles.size(), 0), de(roles.size(), 0);
+                       int gpus_per_node, bool any_node)
+    : role_(roles), draining_(roles.size(), 0), gpus_per_node_(gpus_per_node), dynamic_(any_node) {
+  std::vector<char> pe(roles.size(), any_node ? 1 : 0), de(roles.size(), any_node ? 1 : 0);
   for (size_t n = 0; n < roles.size(); ++n) (roles[n] == NodeRole::kPrefill ? pe : de)[n] = 1;
   for (const auto& e : events) {
     if (e.kind != "role_change") continue;

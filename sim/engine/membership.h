@@ -21,9 +21,10 @@ namespace sim::engine {
 
 class Membership {
  public:
-  // `roles`: each node's role at the start (the platform's).
+  // `roles`: each node's role at the start (the platform's). `any_node`: any node may change role (an
+  // autoscaler decides which at run time): every node has engines of both roles.
   Membership(const std::vector<platform::NodeRole>& roles, const std::vector<config::EventConfig>& events,
-             int gpus_per_node);
+             int gpus_per_node, bool any_node = false);
 
   // Whether the scenario changes roles at all (then engines exist on nodes that do not serve their role).
   bool dynamic() const { return dynamic_; }

@@ -90,6 +90,7 @@ PrefillService::PrefillService(EngineContext& ctx)
     for (int p : g) pes_[p].cv = cv;
   }
   c_.buffers.set_pe_waker([this](int pe) { pes_[pe].cv->notify_all(); });
+  in_pass_.assign(c_.h.nodes.size(), 0);
   if (c_.sc.policy.batching == "quota") limits_.quota_s = c_.sc.policy.compute_quota_s;
   resize();
   // HBM per token that must be resident: every layer (Basic), or two layers (layerwise: the layer
@@ -105,10 +106,15 @@ void PrefillService::resize() {
   limits_.hbm_bytes = hbm_kv_;
 }
 
-bool PrefillService::idle(int node) const {
+bool PrefillService::holds_nothing(int node) const {
   for (const auto& pe : pes_)
     if (pe.node == node && (c_.loads.view().pes[pe.id].seq > 0 || !pe.ready.empty())) return false;
   return true;
+}
+
+bool PrefillService::idle(int node) const {
+  // Its GPUs may still be in a pass of their group: they leave it at the pass's end.
+  return in_pass_[node] == 0 && holds_nothing(node);
 }
 
 void PrefillService::start() {
@@ -187,9 +193,10 @@ void PrefillService::plan_transfers(const PrefillEngineState& pe, const std::vec
 void PrefillService::pass_loop(int group) {
   const std::vector<int>& all = pass_groups_[group];
   const auto& m = c_.sc.model;
-  // The group's PEs on nodes that serve prefill now (all of them without role changes), re-read when the
-  // membership changes.
-  std::vector<int> members;
+  // The group's PEs in this pass: those of the nodes that serve prefill now (all of them without role
+  // changes), but for a draining node that holds no request any more: it leaves the group at the end of
+  // the pass it was in, and may then switch (control/role_changes.h).
+  std::vector<int> members, want;
   size_t n = 0;
   std::vector<std::vector<PassItem>> batches;
   std::vector<std::vector<cost::Chunk>> chunks;
@@ -198,20 +205,32 @@ void PrefillService::pass_loop(int group) {
   // The pass's EP exchange endpoints: every GPU of a pass exchanges the same bytes at the same pace, so a
   // group of whole nodes sends one flow per node (through all of its CNICs), any other group one per GPU.
   std::vector<sg4::Host*> exchange_ends;
+  std::vector<int> pass_nodes;  // the nodes of `members`
   uint64_t epoch = ~uint64_t{0};
+  auto in_pass = [&](std::vector<int>& out) {
+    out.clear();
+    for (int p : all) {
+      const int node = pes_[p].node;
+      if (!c_.members.serves(node, platform::NodeRole::kPrefill)) continue;
+      if (c_.members.draining(node) && holds_nothing(node)) continue;
+      out.push_back(p);
+    }
+  };
   auto refresh_members = [&]() {
     epoch = c_.members.epoch();
-    members.clear();
+    members.swap(want);
     hosts.clear();
     exchange_ends.clear();
-    for (int p : all)
-      if (c_.members.serves(pes_[p].node, platform::NodeRole::kPrefill)) members.push_back(p);
     n = members.size();
     batches.assign(n, {});
     chunks.assign(n, {});
     work.assign(n, 0.0);
     busy.assign(n, 0.0);
-    for (int p : members) hosts.push_back(c_.h.nodes[pes_[p].node].gpus[pes_[p].gpu]);
+    pass_nodes.clear();
+    for (int p : members) {
+      hosts.push_back(c_.h.nodes[pes_[p].node].gpus[pes_[p].gpu]);
+      if (pass_nodes.empty() || pass_nodes.back() != pes_[p].node) pass_nodes.push_back(pes_[p].node);
+    }
     const int per_node = c_.h.gpus_per_node;
     if (n > 0 && n % per_node == 0 && pes_[members[0]].gpu == 0) {
       for (size_t i = 0; i < n; i += per_node)
@@ -231,7 +250,10 @@ void PrefillService::pass_loop(int group) {
       return true;
     });
     if (c_.run.finished()) return;
-    if (epoch != c_.members.epoch()) refresh_members();
+    if (epoch != c_.members.epoch() || c_.members.dynamic()) {
+      in_pass(want);
+      if (epoch != c_.members.epoch() || want != members) refresh_members();
+    }
     for (size_t i = 0; i < n; ++i) {
       batches[i].clear();
       form_batch(pes_[members[i]], batches[i], chunks[i]);
@@ -257,7 +279,9 @@ void PrefillService::pass_loop(int group) {
       for (sg4::Host* x : exchange_ends) exchange[{x, x}] += plan.exchange_bytes;
     std::fill(busy.begin(), busy.end(), 0.0);
     GroupCompute compute(c_.gpu, hosts, plan, work, busy);
+    for (int node : pass_nodes) in_pass_[node]++;
     pipeline_.run(c_.transport, ForwardPass{load, push, plan.layer_s, m.layers, &exchange}, compute);
+    for (int node : pass_nodes) in_pass_[node]--;
 
     if (c_.timeline != nullptr)
       for (size_t i = 0; i < n; ++i)
@@ -276,6 +300,7 @@ void PrefillService::pass_loop(int group) {
     for (size_t i = 0; i < n; ++i)
       for (const auto& it : batches[i])
         if (c_.requests[it.id].prefilled >= c_.requests[it.id].miss - 1e-9) prefill_done(it.id);
+    for (int node : pass_nodes) c_.members.poke(node);  // a draining node may leave the group now
   }
 }
 

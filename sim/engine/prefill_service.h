@@ -52,7 +52,8 @@ class PrefillService {
   void ready(RequestId id);
   // The prefill role's nodes changed (a role change): its EP group and the HBM left for KV follow them.
   void resize();
-  // Whether the PEs on `node` hold no request (a draining node: control/role_changes.h).
+  // Whether the PEs on `node` hold no request and its GPUs are in no pass (a draining node:
+  // control/role_changes.h).
   bool idle(int node) const;
 
   const std::vector<PrefillEngineState>& engines() const { return pes_; }
@@ -66,6 +67,8 @@ class PrefillService {
   };
   void pass_loop(int group);
   bool has_work(const PrefillEngineState& pe) const;
+  // Whether the PEs on `node` hold no request (placed, reading or ready).
+  bool holds_nothing(int node) const;
   void form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch, std::vector<cost::Chunk>& chunks);
   // The transfers of one GPU's batch: KV loads to the GPU and pushes to the DE buffers, per layer.
   void plan_transfers(const PrefillEngineState& pe, const std::vector<PassItem>& batch, Flows& load,
@@ -81,6 +84,7 @@ class PrefillService {
   cost::BatchLimits limits_;  // a GPU's batch: the compute quota and its HBM for KV
   std::vector<PrefillEngineState> pes_;
   std::vector<std::vector<int>> pass_groups_;  // PEs per DP-attention group
+  std::vector<int> in_pass_;                   // per node: passes in progress that its GPUs are in
   PassPipeline pipeline_;
 };
 

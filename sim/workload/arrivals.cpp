@@ -44,6 +44,32 @@ std::vector<double> poisson_arrivals(double rate_per_s, int n, uint64_t seed) {
   return out;
 }
 
+std::vector<double> poisson_arrivals(double rate_per_s, int n, uint64_t seed, double change_at_s,
+                                     double rate_after_per_s) {
+  check_rate(rate_per_s);
+  check_rate(rate_after_per_s);
+  SIM_CHECK(n >= 0, "n must be >= 0, got {}", n);
+  ExponentialGaps gaps(rate_per_s, seed);
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(n));
+  // The same gaps as at one rate up to the change; a gap that crosses it keeps its part before and, the
+  // process being memoryless, has the rest rescaled to the new rate, as every later gap.
+  const double scale = rate_per_s / rate_after_per_s;
+  double t = 0;
+  for (int i = 0; i < n; ++i) {
+    const double g = gaps.next();
+    if (t >= change_at_s) {
+      t += g * scale;
+    } else if (t + g > change_at_s) {
+      t = change_at_s + (t + g - change_at_s) * scale;
+    } else {
+      t += g;
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
 std::vector<double> poisson_arrivals_until(double rate_per_s, double t_end_s, uint64_t seed) {
   check_rate(rate_per_s);
   SIM_CHECK(std::isfinite(t_end_s), "t_end_s must be finite, got {}", t_end_s);

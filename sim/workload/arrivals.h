@@ -20,6 +20,9 @@ namespace sim::workload {
 // The first `n` arrival times, in seconds, non-decreasing.
 // REQUIRES: rate_per_s finite and > 0; n >= 0.
 std::vector<double> poisson_arrivals(double rate_per_s, int n, uint64_t seed);
+// As above, but from change_at_s on at rate_after_per_s (workload.aps_change): before it the same times.
+std::vector<double> poisson_arrivals(double rate_per_s, int n, uint64_t seed, double change_at_s,
+                                     double rate_after_per_s);
 
 // Every arrival time t < t_end_s, in seconds, non-decreasing (empty when t_end_s <= 0).
 // REQUIRES: rate_per_s finite and > 0; t_end_s finite; rate_per_s * t_end_s <= 1e9 (memory).

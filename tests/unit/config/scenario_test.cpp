@@ -87,9 +87,9 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   const nlohmann::json& r = sc->resolved;
   std::vector<std::string> keys;
   for (auto it = r.begin(); it != r.end(); ++it) keys.push_back(it.key());
-  CHECK(keys == std::vector<std::string>{"cache", "cluster", "description", "hardware", "model", "name",
-                                         "network", "outputs", "policy", "seed", "sim", "slo", "storage",
-                                         "workload"});
+  CHECK(keys == std::vector<std::string>{"cache", "cluster", "control", "description", "hardware", "model",
+                                         "name", "network", "outputs", "policy", "seed", "sim", "slo",
+                                         "storage", "workload"});
   CHECK(r["hardware"] == "tiny-hw.json");
   CHECK(r["model"] == "tiny-model.json");
   CHECK(r["name"] == "minimal");
@@ -110,7 +110,10 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["policy"]["pe_group_nodes"] == 0);
   CHECK(r["sim"].size() == 5);
   CHECK(r["sim"]["persist_interval_s"] == 2.0);
-  CHECK(r["workload"].size() == 11);
+  CHECK(r["workload"].size() == 12);
+  CHECK(r["workload"]["aps_change"].is_null());
+  CHECK(r["control"]["autoscale"]["policy"] == "off");
+  CHECK(r["control"]["autoscale"].size() == 5);
   CHECK(r["workload"]["over_context"] == "error");
   CHECK(r["workload"]["append_scale"] == 1.0);
   CHECK(r["workload"]["gen_scale"] == 1.0);
@@ -145,16 +148,31 @@ TEST_CASE("Scenario: events in the resolved JSON loaded again -> the same events
   auto first = load_with(dir, R"("events": [
       {"kind": "link_degrade", "at_s": 10, "until_s": 20, "node": 1, "resource": "snic", "factor": 0.5},
       {"kind": "link_degrade", "at_s": 5, "until_s": 8, "node": 0, "resource": "cnic", "gpu": 1,
-       "direction": "read", "factor": 0.25}])",
+       "direction": "read", "factor": 0.25},
+      {"kind": "role_change", "at_s": 30, "nodes": [1], "to": "decode"}],
+      "cluster": {"prefill_nodes": 2},
+      "workload": {"mode": "online", "aps_change": {"at_s": 60, "aps": 3}},
+      "control": {"autoscale": {"policy": "slo", "interval_s": 30, "guard": false}})",
                          {});
-  REQUIRE(first);
+  REQUIRE(error_of(first) == "");
   auto second = load_scenario(dir.write("again.json", first->resolved.dump(2)), {});
   REQUIRE(error_of(second) == "");
-  CHECK(second->resolved["events"] == first->resolved["events"]);
-  REQUIRE(second->events.size() == 2);
+  nlohmann::json a = first->resolved, b = second->resolved;
+  a.erase("name");
+  b.erase("name");
+  CHECK(a == b);
+  REQUIRE(second->events.size() == 3);
   CHECK(second->events[0].direction.empty());
   CHECK(second->events[1].direction == "read");
   CHECK(second->events[1].gpu == 1);
+  CHECK(second->events[2].kind == "role_change");
+  CHECK(second->events[2].nodes == std::vector<int>{1});
+  CHECK(second->events[2].to == "decode");
+  CHECK(second->workload.aps_change_at_s == 60);
+  CHECK(second->workload.aps_after == 3);
+  CHECK(second->control.autoscale.policy == "slo");
+  CHECK(second->control.autoscale.interval_s == 30);
+  CHECK_FALSE(second->control.autoscale.guard);
 }
 
 TEST_CASE("Scenario: --set overrides -> applied in order, typed as JSON, later wins", "[unit]") {

@@ -79,3 +79,26 @@ TEST_CASE("Poisson arrivals: the draw -> -log(1 - u) with u from the top 53 bits
   double u0 = static_cast<double>(first() >> 11) * std::ldexp(1.0, -53);
   CHECK(wl::poisson_arrivals(4, 1, 5489)[0] == Approx(-std::log(1 - u0) / 4).epsilon(1e-15));
 }
+
+TEST_CASE("Poisson arrivals with a rate change: the same times before it, then gaps of the new rate",
+          "[unit]") {
+  const double before = 0.5, after = 2.0, at = 20000;  // about 10,000 arrivals before the change
+  const std::vector<double> one = wl::poisson_arrivals(before, 200000, 7);
+  const std::vector<double> two = wl::poisson_arrivals(before, 200000, 7, at, after);
+  size_t k = 0;
+  while (one[k] <= at) {
+    REQUIRE(two[k] == one[k]);
+    ++k;
+  }
+  CHECK(k > 9000);
+  // After the change: counts per unit time at the new rate (190,000 arrivals over about 95,000 s), and the
+  // gaps exponential at that rate. A rate that did not change would put them 4x further apart.
+  const std::vector<double> tail(two.begin() + static_cast<long>(k) + 1, two.end());
+  std::vector<double> shifted;
+  for (double t : tail) shifted.push_back(t - two[k]);
+  const GapStats s = gap_stats(shifted, after);
+  CHECK(s.mean == Approx(1 / after).epsilon(0.01));
+  CHECK(s.variance == Approx(1 / (after * after)).epsilon(0.03));
+  // The gap that crosses the change: its part before it as drawn, the rest rescaled by before/after.
+  CHECK(two[k] == Approx(at + (one[k] - at) * before / after).epsilon(1e-12));
+}
