@@ -339,12 +339,34 @@ def load(path):
     raise InputError("%s: expected %s; its top-level keys are: %s" % (path, _EXPECTED_KINDS, keys))
 
 
+def _role_change(doc, entry, at):
+    """A role_change entry of events[]: one span per node whose drain began, from drain_from_s to
+    switched_at_s (None: still draining at the run's end)."""
+    out = []
+    to = doc.get(entry, at, "to", "string")
+    for k, node in enumerate(doc.get(entry, at, "nodes", "array")):
+        nat = _join(_join(at, "nodes"), k)
+        doc.check(node, nat, "object")
+        start = doc.get(node, nat, "drain_from_s", "number", nullable=True, minimum=0)
+        if start is None:
+            continue
+        label = "role_change n%d %s -> %s (drain)" % (doc.get(node, nat, "node", "number", minimum=0),
+                                                     doc.get(node, nat, "from", "string"), to)
+        out.append(ScenarioEvent(label=label, start_s=start,
+                                 end_s=doc.get(node, nat, "switched_at_s", "number", nullable=True, minimum=0)))
+    return out
+
+
 def _events(doc, root):
-    """The results' events[] that acted (applied_at_s not null), in file order."""
+    """The results' events[] that acted (applied_at_s not null; a role change: each node's drain), in file
+    order."""
     out = []
     for i, entry in enumerate(doc.get(root, "", "events", "array", default=[])):
         at = _join("events", i)
         doc.check(entry, at, "object")
+        if doc.get(entry, at, "kind", "string") == "role_change":
+            out.extend(_role_change(doc, entry, at))
+            continue
         start = doc.get(entry, at, "applied_at_s", "number", nullable=True, minimum=0)
         if start is None:
             continue

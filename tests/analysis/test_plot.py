@@ -1001,13 +1001,20 @@ def case_events(out, tmp):
          "applied_at_s": 30, "restored_at_s": None},
         {"kind": "link_degrade", "at_s": 2e9, "until_s": 3e9, "factor": 0.5, "links": ["n0 dram shared"],
          "applied_at_s": None, "restored_at_s": None},
+        {"kind": "role_change", "at_s": 40, "to": "decode", "prefill_nodes_after": 1, "decode_nodes_after": 3,
+         "nodes": [{"node": 1, "from": "prefill", "requests_at_drain": 3, "drain_from_s": 40,
+                    "switched_at_s": 45.5, "drain_s": 5.5},
+                   {"node": 0, "from": "prefill", "requests_at_drain": 2, "drain_from_s": 40,
+                    "switched_at_s": None, "drain_s": None}]},
     ]
     path = write_json(os.path.join(tmp, "events.json"), doc)
     expect_pngs(out, ["ttft-breakdown.png", "events-utilization.png"], [path])
     inputs = _analysis_modules()[0]
     got = [(e.label, e.start_s, e.end_s) for e in inputs.load(path).events]
     expect(got == [("link_degrade n1 snic in, n1 snic out x0.25", 10, 20),
-                   ("link_degrade n0 cnic read gpu2 x0.5", 30, None)], "events %s" % got)
+                   ("link_degrade n0 cnic read gpu2 x0.5", 30, None),
+                   ("role_change n1 prefill -> decode (drain)", 40, 45.5),
+                   ("role_change n0 prefill -> decode (drain)", 40, None)], "events %s" % got)
     doc["events"][0]["applied_at_s"] = "soon"
     bad = write_json(os.path.join(tmp, "bad-events.json"), doc)
     rc, _, stderr = run_plot([bad], os.path.join(tmp, "bad-out"))

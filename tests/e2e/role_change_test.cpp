@@ -4,6 +4,7 @@
 // and generated tokens (5,100, 2,100, 1,050, 520). round_robin takes the PEs and the DEs that take requests
 // in turn, so which node reads and persists each turn follows from the role changes by hand.
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "tests/e2e/support.h"
 
@@ -115,4 +116,33 @@ TEST_CASE("Role change: a prefill node that joins the decode EP group carries it
   // decode exchange.
   CHECK(cnic_bytes(after, 1, 1) == Approx(cnic_bytes(after, 0, 1) + decode_exchange).epsilon(1e-9));
   CHECK(after.at("summary").at("turns_completed") == 1);
+}
+
+TEST_CASE("Role change: an idle node of a lock-step prefill group leaves it at the end of the pass it is in",
+          "[e2e]") {
+  // ep_2p1d.json made 3P1D with 48 agents of the 32K dataset (6 turns): DS 27B's prefill EP group spans the
+  // three prefill nodes, whose GPUs run every pass together. Node 2 holds no request at 3 s (the last it
+  // prefilled had its first token before), but the group is in a pass, node 2's GPUs with it: the node
+  // switches when that pass ends, i.e. at the first token of the turns that pass prefilled.
+  e2e::Scratch tmp;
+  const std::string records = (tmp.dir / "r.csv").string();
+  const auto j =
+      e2e::run_ok(e2e::case_file("ep_2p1d.json"),
+                  {"cluster.prefill_nodes=3", "workload.trace=", "workload.generator.dataset=32k",
+                   "workload.agents=48", "workload.max_turns=6",
+                   "events=[" + role_change(3, "[2]", "decode") + "]", "outputs.requests=" + records});
+  const auto& n = j.at("events")[0].at("nodes")[0];
+  CHECK(n.at("requests_at_drain") == 0);
+  const double sw = n.at("switched_at_s").get<double>();
+  CHECK(sw > 3);
+  const auto rows = e2e::read_csv(records);
+  REQUIRE(rows[0][7] == "first_token_s");
+  REQUIRE(rows[0][17] == "pe_node");
+  int ended_then = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (std::abs(std::stod(rows[i][7]) - sw) < 1e-9) ended_then++;
+    if (rows[i][17] == "2") CHECK(std::stod(rows[i][7]) < 3);  // nothing prefilled on node 2 after 3 s
+  }
+  CHECK(ended_then > 0);
+  CHECK(j.at("summary").at("turns_completed") == 288);
 }
