@@ -418,9 +418,11 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
                           timeline.get(), request_log.get());
   if (sc.control.autoscale.guard) cluster.watch_live(&live.current());
   // A role change moves the live range: its roles are the membership's from then on.
-  cluster.on_role_switch([&]() {
+  // A draining node counts on neither side: it takes no new request.
+  live.exclude(&cluster.draining_nodes());
+  cluster.on_role_switch([&](const char* why) {
     roles = cluster.roles();
-    live.update(engine::now(), "role_change");
+    live.update(engine::now(), why);
   });
   if (!wl->replay.empty()) {
     cluster.driver().set_replay(std::move(wl->replay));

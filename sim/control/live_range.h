@@ -34,6 +34,10 @@ class LiveRange {
   LiveRange(const platform::PlatformHandles& h, const std::vector<platform::NodeRole>& roles, int g,
             config::DeBuffer de_buffer);
 
+  // Nodes to leave out (non-zero: a draining node, which takes no new request of either role), indexed as
+  // h.nodes; null: none. REQUIRES: it outlives the monitor.
+  void exclude(const std::vector<char>* nodes) { excluded_ = nodes; }
+
   // Recomputes the live point at simulated time `now` and records it with `why`.
   void update(double now, const char* why);
 
@@ -50,6 +54,7 @@ class LiveRange {
 
   const platform::PlatformHandles& h_;
   const std::vector<platform::NodeRole>& roles_;
+  const std::vector<char>* excluded_ = nullptr;
   int g_;
   config::DeBuffer de_buffer_;
   cost::LivePoint current_;

@@ -109,6 +109,7 @@ void RoleChanges::run(size_t i, size_t k) {
   nc.requests_at_start = requests_on(nc.node, nc.from);
   c_.members.start_drain(nc.node);
   dispatcher_.drain(nc.node);
+  if (on_switch_) on_switch_("role_change drain");
   while (!drained(nc.node, nc.from)) {
     {
       auto lock = c_.run.lock_when(cv_, [&]() { return !drained(nc.node, nc.from); });
@@ -127,7 +128,7 @@ void RoleChanges::switch_node(NodeChange& nc) {
   nc.p_after = c_.members.live_nodes(NodeRole::kPrefill);
   nc.d_after = c_.members.live_nodes(NodeRole::kDecode);
   live_.push_back({nc.switched_at_s, nc.p_after, nc.d_after});
-  if (on_switch_) on_switch_();
+  if (on_switch_) on_switch_("role_change");
   // Notifications after the changes: the node's new engines are offered requests, later changes of the
   // node may begin, and a node that leaves decode opens its exchange pace link for its prefill passes.
   const auto& node = c_.h.nodes[nc.node];

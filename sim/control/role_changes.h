@@ -47,8 +47,9 @@ class RoleChanges {
   nlohmann::json change_json(size_t change) const;
   // Wakes the daemons that wait (at the end of the run): they return.
   void wake_all() { cv_->notify_all(); }
-  // `f` is called after every switch (the live bottleneck range: control/live_range.h).
-  void on_switch(std::function<void()> f) { on_switch_ = std::move(f); }
+  // `f` is called when a drain begins ("role_change drain") and after every switch ("role_change"): the
+  // live bottleneck range (control/live_range.h).
+  void on_switch(std::function<void(const char* why)> f) { on_switch_ = std::move(f); }
 
   // What scenario event i did ({} when it is not a role change): per node, the requests it held when its
   // drain began, when it switched (null: the run ended first) and the drain's length; the live P and D
@@ -92,7 +93,7 @@ class RoleChanges {
   };
   std::vector<Live> live_;  // the live counts from each switch on (the first: the start)
   simgrid::s4u::ConditionVariablePtr cv_;
-  std::function<void()> on_switch_;
+  std::function<void(const char*)> on_switch_;
 };
 
 }  // namespace sim::control

@@ -52,9 +52,10 @@ class Cluster {
   const resources::HbmPool& hbm() const { return hbm_; }
   const storage::PrefixStore& stored() const { return stored_; }
   const control::RoleChanges& role_changes() const { return role_changes_; }
-  // Each node's role now, and a hook called after every role switch.
+  // Each node's role now, the nodes draining, and a hook called when a drain begins and after every switch.
   const std::vector<platform::NodeRole>& roles() const { return members_.roles(); }
-  void on_role_switch(std::function<void()> f) { role_changes_.on_switch(std::move(f)); }
+  const std::vector<char>& draining_nodes() const { return members_.draining_nodes(); }
+  void on_role_switch(std::function<void(const char* why)> f) { role_changes_.on_switch(std::move(f)); }
   // Whether roles may change in this run (role_change events or an autoscaler).
   bool roles_may_change() const { return members_.dynamic(); }
   const control::Autoscaler& autoscaler() const { return autoscaler_; }

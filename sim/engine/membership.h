@@ -30,6 +30,8 @@ class Membership {
   bool dynamic() const { return dynamic_; }
   platform::NodeRole role(int node) const { return role_[node]; }
   const std::vector<platform::NodeRole>& roles() const { return role_; }
+  // Per node: non-zero while it drains.
+  const std::vector<char>& draining_nodes() const { return draining_; }
   bool serves(int node, platform::NodeRole r) const { return role_[node] == r; }
   // Serves role r and is not draining: the schedulers may place new requests on its engines.
   bool accepting(int node, platform::NodeRole r) const { return role_[node] == r && !draining_[node]; }

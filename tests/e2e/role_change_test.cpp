@@ -54,6 +54,18 @@ TEST_CASE("Role change: a busy prefill node drains its request, then decodes", "
   // DE), turn 3 on node 2. Node 1's SNIC persists turn 2's 1,000 appended and 50 generated tokens.
   CHECK(snic(j, 1, "out") == Approx(1.05e9));
   CHECK(snic(j, 2, "out") == Approx((5.1 + 2.1 + 0.52) * 1e9));
+  // The live range: at the start 2P1D, from the drain 1P1D (a draining node counts on neither side), after
+  // the switch 1P2D.
+  const auto& up = j.at("pd_range").at("updates");
+  REQUIRE(up.size() == 3);
+  CHECK(up[1].at("why") == "role_change drain");
+  CHECK(up[1].at("t_s").get<double>() == Approx(0.2));
+  CHECK(up[2].at("why") == "role_change");
+  CHECK(up[2].at("t_s").get<double>() == Approx(turn1_first));
+  for (int k = 0; k < 3; ++k) {
+    CHECK(up[k].at("P").get<double>() == std::vector<double>{2, 1, 1}[k]);
+    CHECK(up[k].at("D").get<double>() == std::vector<double>{1, 1, 2}[k]);
+  }
   const auto& roles = j.at("summary").at("roles");
   CHECK(roles.at("prefill_nodes_start") == 2);
   CHECK(roles.at("decode_nodes_end") == 2);
