@@ -14,6 +14,17 @@ void Autoscaler::start() {
   if (on()) engine::spawn_daemon("autoscale", c_.h.control, [this]() { loop(); });
 }
 
+double Autoscaler::buffer_fill(NodeRole role) const {
+  double used = 0;
+  int nodes = 0;
+  for (int n = 0; n < static_cast<int>(c_.h.nodes.size()); ++n)
+    if (c_.members.accepting(n, role)) {
+      used += c_.buffers.used(n);
+      nodes++;
+    }
+  return nodes > 0 && c_.buffers.capacity() > 0 ? used / (nodes * c_.buffers.capacity()) : 0;
+}
+
 int Autoscaler::pick(NodeRole role) const {
   std::vector<int> load(c_.h.nodes.size(), 0);
   const auto& v = c_.loads.view();
@@ -48,11 +59,17 @@ void Autoscaler::loop() {
                                                         : (ttft_n > 0 ? ttft_sum / ttft_n : -1);
     const double tpot = tpot_n > 0 ? tpot_sum / tpot_n : -1;
     if (ttft < 0 || tpot < 0) continue;  // nothing to judge by
+    const double pe_fill = buffer_fill(NodeRole::kPrefill), de_fill = buffer_fill(NodeRole::kDecode);
     if (changes_.draining() || (last_start_s_ >= 0 && now - last_start_s_ < a.min_interval_s)) continue;
+    // Where the turns wait: read-ahead KV fills the DRAM buffers in front of the side that consumes it (PE
+    // buffers: the prefill; DE buffers: decode HBM). A side whose buffers are at least `relax` full blocks;
+    // when both do, the cluster is short of more than a role split can give, and nothing is converted.
+    const bool pe_blocks = pe_fill >= a.relax, de_blocks = de_fill >= a.relax;
     NodeRole to;
-    if (ttft > slo.ttft_s && tpot < a.relax * slo.tpot_s) {
+    if (ttft > slo.ttft_s && !de_blocks && tpot < a.relax * slo.tpot_s) {
       to = NodeRole::kPrefill;
-    } else if (tpot > slo.tpot_s && ttft < a.relax * slo.ttft_s) {
+    } else if ((tpot > slo.tpot_s && ttft < a.relax * slo.ttft_s) ||
+               (ttft > slo.ttft_s && de_blocks && !pe_blocks)) {
       to = NodeRole::kDecode;
     } else {
       continue;
@@ -68,7 +85,7 @@ void Autoscaler::loop() {
       continue;
     }
     last_start_s_ = now;
-    actions_.push_back({now, node, to, ttft, tpot, changes_.request(node, to)});
+    actions_.push_back({now, node, to, ttft, tpot, pe_fill, de_fill, changes_.request(node, to)});
   }
 }
 
@@ -81,6 +98,8 @@ nlohmann::json Autoscaler::to_json() const {
     j["to"] = platform::name(x.to);
     j["ttft_s"] = x.ttft_s;
     j["tpot_s"] = x.tpot_s;
+    j["pe_buffer_fill"] = x.pe_fill;
+    j["de_buffer_fill"] = x.de_fill;
     actions.push_back(j);
   }
   return {{"policy", c_.sc.control.autoscale.policy},

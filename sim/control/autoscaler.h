@@ -8,8 +8,13 @@
 //     counting their age (the queueing on the prefill side; TtftLog::windowed_mean), online runs; offline
 //     runs take the turns completed in the interval;
 //   decode signal: the mean TPOT of the turns completed in the interval (the decode batch's step time);
-//   prefill misses (TTFT > slo.ttft_s) and decode relaxed (TPOT < relax x slo.tpot_s): a decode node becomes
-//     a prefill node; decode misses and prefill relaxed (TTFT < relax x slo.ttft_s): the reverse;
+//   where the turns wait: the mean fill of each side's DRAM buffers now (read-ahead KV waits in the PE
+//     buffers for the prefill, in the DE buffers for decode HBM); a side whose buffers are at least `relax`
+//     full blocks;
+//   prefill misses (TTFT > slo.ttft_s, decode not blocking) and decode relaxed (TPOT < relax x
+//     slo.tpot_s): a decode node becomes a prefill node; decode misses (TPOT > slo.tpot_s with prefill
+//     relaxed, TTFT < relax x slo.ttft_s; or TTFT > slo.ttft_s with decode blocking and prefill not): the
+//     reverse; with both sides blocking, the cluster is short of more than a role split gives: nothing;
 //   the node converted is the one of its role holding the fewest requests (ties: the lowest index);
 //   never the last node of a role; no conversion while another drains, nor within min_interval_s of the
 //   previous one's start (its drain is the conversion's cost: the node serves nothing new meanwhile);
@@ -45,11 +50,14 @@ class Autoscaler {
     int node = 0;
     platform::NodeRole to = platform::NodeRole::kPrefill;
     double ttft_s = 0, tpot_s = 0;
-    size_t change = 0;  // RoleChanges::request's index
+    double pe_fill = 0, de_fill = 0;  // the sides' DRAM buffers' mean fill then
+    size_t change = 0;                // RoleChanges::request's index
   };
   void loop();
   // The node of `role` holding the fewest requests (ties: the lowest index), or -1.
   int pick(platform::NodeRole role) const;
+  // The mean fill of the DRAM buffers of the nodes taking requests of `role`, in [0, 1].
+  double buffer_fill(platform::NodeRole role) const;
 
   engine::EngineContext& c_;
   RoleChanges& changes_;
