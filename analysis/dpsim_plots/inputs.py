@@ -357,6 +357,23 @@ def _role_change(doc, entry, at):
     return out
 
 
+def _autoscale(doc, root):
+    """summary.autoscale's conversions (control.autoscale), each a drain span like a role_change's."""
+    summary = doc.get(root, "", "summary", "object")
+    scale = doc.get(summary, "summary", "autoscale", "object", nullable=True, default=None)
+    if scale is None:
+        return []
+    out = []
+    for i, act in enumerate(doc.get(scale, "summary.autoscale", "actions", "array")):
+        at = _join("summary.autoscale.actions", i)
+        doc.check(act, at, "object")
+        label = "autoscale n%d %s -> %s (drain)" % (doc.get(act, at, "node", "number", minimum=0),
+                                                   doc.get(act, at, "from", "string"), doc.get(act, at, "to", "string"))
+        out.append(ScenarioEvent(label=label, start_s=doc.get(act, at, "drain_from_s", "number", minimum=0),
+                                 end_s=doc.get(act, at, "switched_at_s", "number", nullable=True, minimum=0)))
+    return out
+
+
 def _events(doc, root):
     """The results' events[] that acted (applied_at_s not null; a role change: each node's drain), in file
     order."""
@@ -420,7 +437,7 @@ def _run(doc, root):
     run.slo_ttft_s, run.slo_tpot_s = optional("ttft_s", positive=True), optional("tpot_s", positive=True)
     run.warmup_end_s = optional("warmup_end_s", minimum=0)
     _tiers(doc, scenario, summary, run)
-    run.events = _events(doc, root)
+    run.events = _events(doc, root) + _autoscale(doc, root)
     resources = doc.get(root, "", "resources", "object")
     for cls, entries in resources.items():
         where = _join("resources", cls)

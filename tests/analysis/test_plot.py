@@ -1007,6 +1007,11 @@ def case_events(out, tmp):
                    {"node": 0, "from": "prefill", "requests_at_drain": 2, "drain_from_s": 40,
                     "switched_at_s": None, "drain_s": None}]},
     ]
+    doc["summary"]["autoscale"] = {
+        "policy": "slo", "ticks": 9, "vetoed": 0,
+        "actions": [{"t_s": 60, "node": 2, "from": "decode", "to": "prefill", "ttft_s": 5.0, "tpot_s": 0.01,
+                     "pe_buffer_fill": 0.3, "de_buffer_fill": 0.2, "requests_at_drain": 4, "drain_from_s": 60,
+                     "switched_at_s": 61.25, "drain_s": 1.25}]}
     path = write_json(os.path.join(tmp, "events.json"), doc)
     expect_pngs(out, ["ttft-breakdown.png", "events-utilization.png"], [path])
     inputs = _analysis_modules()[0]
@@ -1014,7 +1019,8 @@ def case_events(out, tmp):
     expect(got == [("link_degrade n1 snic in, n1 snic out x0.25", 10, 20),
                    ("link_degrade n0 cnic read gpu2 x0.5", 30, None),
                    ("role_change n1 prefill -> decode (drain)", 40, 45.5),
-                   ("role_change n0 prefill -> decode (drain)", 40, None)], "events %s" % got)
+                   ("role_change n0 prefill -> decode (drain)", 40, None),
+                   ("autoscale n2 decode -> prefill (drain)", 60, 61.25)], "events %s" % got)
     doc["events"][0]["applied_at_s"] = "soon"
     bad = write_json(os.path.join(tmp, "bad-events.json"), doc)
     rc, _, stderr = run_plot([bad], os.path.join(tmp, "bad-out"))
