@@ -4,6 +4,7 @@
 // and generated tokens (5,100, 2,100, 1,050, 520). round_robin takes the PEs and the DEs that take requests
 // in turn, so which node reads and persists each turn follows from the role changes by hand.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 
 #include "tests/e2e/support.h"
@@ -157,4 +158,28 @@ TEST_CASE("Role change: an idle node of a lock-step prefill group leaves it at t
   }
   CHECK(ended_then > 0);
   CHECK(j.at("summary").at("turns_completed") == 288);
+}
+
+TEST_CASE("Role change: with the queued dualpath scheduler the drained node's engines are offered nothing",
+          "[e2e]") {
+  // As the first case, with the dualpath scheduler: its group fetches see only the engines that take
+  // requests, so after 0.2 s no turn is placed on node 1's PE, and node 1 switches at the first token of the
+  // turn it was prefilling.
+  e2e::Scratch tmp;
+  const std::string records = (tmp.dir / "r.csv").string();
+  const auto j = e2e::run_ok(
+      kCase, {"cluster.prefill_nodes=2", "policy.scheduler=dualpath",
+              "events=[" + role_change(0.2, "[1]", "decode") + "]", "outputs.requests=" + records});
+  const auto rows = e2e::read_csv(records);
+  REQUIRE(rows.size() == 5);
+  REQUIRE(rows[0][17] == "pe_node");
+  const auto& n = j.at("events")[0].at("nodes")[0];
+  CHECK(n.at("requests_at_drain") == 1);
+  double last_on_node1 = -1;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i][17] != "1") continue;
+    CHECK(std::stod(rows[i][2]) < 0.2);  // issued before the drain
+    last_on_node1 = std::max(last_on_node1, std::stod(rows[i][7]));
+  }
+  CHECK(n.at("switched_at_s").get<double>() == Approx(last_on_node1).epsilon(1e-12));
 }
