@@ -26,12 +26,13 @@ double Autoscaler::buffer_fill(NodeRole role) const {
 }
 
 int Autoscaler::pick(NodeRole role) const {
-  std::vector<int> load(c_.h.nodes.size(), 0);
-  const auto& v = c_.loads.view();
-  for (const auto& e : role == NodeRole::kPrefill ? v.pes : v.des) load[e.node] += e.seq;
-  int best = -1;
-  for (int n = 0; n < static_cast<int>(load.size()); ++n)
-    if (c_.members.accepting(n, role) && (best < 0 || load[n] < load[best])) best = n;
+  const bool pe = role == NodeRole::kPrefill;
+  int best = -1, best_load = 0;
+  for (int n = 0; n < static_cast<int>(c_.h.nodes.size()); ++n) {
+    if (!c_.members.accepting(n, role)) continue;
+    const int load = c_.loads.node_requests(n, pe);
+    if (best < 0 || load < best_load) best = n, best_load = load;
+  }
   return best;
 }
 

@@ -78,14 +78,6 @@ bool RoleChanges::draining() const {
   return false;
 }
 
-int RoleChanges::requests_on(int node, NodeRole role) const {
-  int n = 0;
-  const auto& v = c_.loads.view();
-  for (const auto& e : role == NodeRole::kPrefill ? v.pes : v.des)
-    if (e.node == node) n += e.seq;
-  return n;
-}
-
 bool RoleChanges::drained(int node, NodeRole role) const {
   const bool engines = role == NodeRole::kPrefill ? prefill_.idle(node) : decode_.idle(node);
   return engines && c_.buffers.used(node) <= 0 && c_.loads.view().read_q[node] < 0.5;
@@ -106,7 +98,7 @@ void RoleChanges::run(size_t i, size_t k) {
     }
   }
   nc.drain_from_s = engine::now();
-  nc.requests_at_start = requests_on(nc.node, nc.from);
+  nc.requests_at_start = c_.loads.node_requests(nc.node, nc.from == NodeRole::kPrefill);
   c_.members.start_drain(nc.node);
   dispatcher_.drain(nc.node);
   if (on_switch_) on_switch_("role_change drain");

@@ -78,7 +78,6 @@ class RoleChanges {
   void run(size_t change, size_t k);
   nlohmann::json node_json(const NodeChange& nc) const;
   bool drained(int node, platform::NodeRole role) const;
-  int requests_on(int node, platform::NodeRole role) const;
   void switch_node(NodeChange& nc);
 
   engine::EngineContext& c_;

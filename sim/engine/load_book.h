@@ -31,6 +31,13 @@ class LoadBook {
   double free_hbm(int de) const { return view_.des[de].free_hbm; }
   int de_seq(int de) const { return view_.des[de].seq; }
   int pe_node(int pe) const { return view_.pes[pe].node; }
+  // Requests counted on the PEs (pe = true) or the DEs of `node`.
+  int node_requests(int node, bool pe) const {
+    int n = 0;
+    for (const auto& e : pe ? view_.pes : view_.des)
+      if (e.node == node) n += e.seq;
+    return n;
+  }
   int de_node(int de) const { return view_.des[de].node; }
 
   // The policies' view at simulated time `now`.
