@@ -283,7 +283,7 @@ std::vector<std::string> directions_of(const std::string& resource) {
   return {"read", "write"};  // cnic, storage
 }
 
-void read_role_change(JsonReader& r, EventConfig& e) {
+void read_nodes(JsonReader& r, EventConfig& e) {
   const nlohmann::json* v = r.raw("nodes");
   if (v == nullptr || !v->is_array() || v->empty())
     return r.fail("nodes", "a non-empty array of node indices", v);
@@ -295,14 +295,18 @@ void read_role_change(JsonReader& r, EventConfig& e) {
       return r.fail("nodes", "distinct node indices", v);
     e.nodes.push_back(node);
   }
-  e.to = r.one_of("to", std::nullopt, {"prefill", "decode"});
 }
 
 void read_event(JsonReader& r, EventConfig& e) {
   const EventConfig def;
-  e.kind = r.one_of("kind", std::nullopt, {"link_degrade", "role_change"});
+  e.kind = r.one_of("kind", std::nullopt, {"link_degrade", "role_change", "node_down", "node_up"});
   e.at_s = r.non_negative("at_s", std::nullopt);
-  if (r.ok() && e.kind == "role_change") return read_role_change(r, e);
+  if (r.ok() && (e.kind == "node_down" || e.kind == "node_up")) return read_nodes(r, e);
+  if (r.ok() && e.kind == "role_change") {
+    read_nodes(r, e);
+    if (r.ok()) e.to = r.one_of("to", std::nullopt, {"prefill", "decode"});
+    return;
+  }
   e.until_s = r.positive("until_s", std::nullopt);
   if (r.ok() && e.until_s <= e.at_s)
     r.fail("until_s", fmt::format("a number > at_s ({:g})", e.at_s), r.raw("until_s"));
@@ -403,6 +407,55 @@ Status check_role_changes(const ScenarioConfig& sc) {
   return Status::ok();
 }
 
+// node_down and node_up events, in time order (ties: the file's order): a node goes down while up and
+// comes up while down, and every failure leaves each role at least one node up. Node failures are not
+// modelled together with role changes, an autoscaler, a DE buffer in HBM or a DRAM tier.
+Status check_node_events(const ScenarioConfig& sc) {
+  const int total = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < sc.events.size(); ++i)
+    if (sc.events[i].kind == "node_down" || sc.events[i].kind == "node_up") order.push_back(i);
+  if (order.empty()) return Status::ok();
+  const size_t first = order.front();
+  auto refuse = [&](const char* what) {
+    return Status::error(
+        fmt::format("{}: events[{}]: node_down and node_up are not modelled with {}", sc.file, first, what));
+  };
+  for (const auto& e : sc.events)
+    if (e.kind == "role_change") return refuse("role_change events (use one or the other)");
+  if (sc.control.autoscale.policy != "off") return refuse("control.autoscale (set its policy to \"off\")");
+  if (sc.cluster.de_buffer == DeBuffer::kHbm) return refuse("cluster.de_buffer \"hbm\" (use \"dram\")");
+  if (sc.cache.dram_bytes > 0) return refuse("a DRAM tier (cache.dram_bytes > 0)");
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sc.events[a].at_s < sc.events[b].at_s; });
+  std::vector<char> down(total, 0);
+  int p = sc.cluster.prefill_nodes, d = sc.cluster.decode_nodes;
+  for (size_t i : order) {
+    const EventConfig& e = sc.events[i];
+    const bool going_down = e.kind == "node_down";
+    for (int n : e.nodes) {
+      if (n >= total)
+        return Status::error(fmt::format(
+            "{}: events[{}].nodes: expected node indices in [0, {}] (the cluster's {} nodes, prefill "
+            "first), got {}",
+            sc.file, i, total - 1, total, n));
+      if ((down[n] != 0) == going_down)
+        return Status::error(fmt::format(
+            "{}: events[{}].nodes: expected nodes that are {} at {:g} s (after the earlier node events), "
+            "but node {} is {} then",
+            sc.file, i, going_down ? "up" : "down", e.at_s, n, going_down ? "down" : "up"));
+      down[n] = going_down ? 1 : 0;
+      (n < sc.cluster.prefill_nodes ? p : d) += going_down ? -1 : 1;
+    }
+    if (p < 1 || d < 1)
+      return Status::error(fmt::format(
+          "{}: events[{}]: expected at least one prefill and one decode node up after it, but it leaves "
+          "{}P{}D up",
+          sc.file, i, p, d));
+  }
+  return Status::ok();
+}
+
 // Reads every scenario field strictly; file references are only recorded here.
 Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& refs) {
   JsonReader r(doc, sc.file, "");
@@ -474,6 +527,7 @@ Status cross_check(const ScenarioConfig& sc) {
                     m.layers, sc.model_file, sc.sim.layer_group));
   }
   if (Status s = check_role_changes(sc); !s) return s;
+  if (Status s = check_node_events(sc); !s) return s;
   for (size_t i = 0; i < sc.events.size(); ++i) {
     const EventConfig& e = sc.events[i];
     const int nodes = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
@@ -589,6 +643,10 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
     for (const auto& e : sc.events) {
       if (e.kind == "role_change") {
         j["events"].push_back({{"kind", e.kind}, {"at_s", e.at_s}, {"nodes", e.nodes}, {"to", e.to}});
+        continue;
+      }
+      if (e.kind == "node_down" || e.kind == "node_up") {
+        j["events"].push_back({{"kind", e.kind}, {"at_s", e.at_s}, {"nodes", e.nodes}});
         continue;
       }
       nlohmann::json ev = {{"kind", e.kind},    {"at_s", e.at_s},         {"until_s", e.until_s},

@@ -140,11 +140,11 @@ struct OutputConfig {
 // matching link directions of one node run at `factor` of their bandwidth. role_change: from at_s the
 // nodes drain, then serve role `to` (control/role_changes.h).
 struct EventConfig {
-  std::string kind = "link_degrade";  // link_degrade | role_change
+  std::string kind = "link_degrade";  // link_degrade | role_change | node_down | node_up
   double at_s = 0;
   double until_s = 0;      // link_degrade only
   int node = 0;            // link_degrade only
-  std::vector<int> nodes;  // role_change only: distinct node indices
+  std::vector<int> nodes;  // role_change, node_down, node_up: distinct node indices
   std::string to;          // role_change only: prefill | decode
   std::string resource;    // snic | cnic | dram | storage
   std::string direction;   // snic: in | out; cnic, storage: read | write; "" = every direction

@@ -8,10 +8,15 @@ using platform::NodeRole;
 
 Membership::Membership(const std::vector<NodeRole>& roles, const std::vector<config::EventConfig>& events,
                        int gpus_per_node, bool any_node)
-    : role_(roles), draining_(roles.size(), 0), gpus_per_node_(gpus_per_node), dynamic_(any_node) {
+    : role_(roles),
+      draining_(roles.size(), 0),
+      down_(roles.size(), 0),
+      gpus_per_node_(gpus_per_node),
+      dynamic_(any_node) {
   std::vector<char> pe(roles.size(), any_node ? 1 : 0), de(roles.size(), any_node ? 1 : 0);
   for (size_t n = 0; n < roles.size(); ++n) (roles[n] == NodeRole::kPrefill ? pe : de)[n] = 1;
   for (const auto& e : events) {
+    if (e.kind == "node_down") dynamic_ = true;
     if (e.kind != "role_change") continue;
     dynamic_ = true;
     for (int n : e.nodes) (e.to == "prefill" ? pe : de)[n] = 1;
@@ -23,7 +28,9 @@ Membership::Membership(const std::vector<NodeRole>& roles, const std::vector<con
 }
 
 int Membership::live_nodes(NodeRole r) const {
-  return static_cast<int>(std::count(role_.begin(), role_.end(), r));
+  int n = 0;
+  for (size_t i = 0; i < role_.size(); ++i) n += role_[i] == r && !down_[i] ? 1 : 0;
+  return n;
 }
 
 std::vector<std::pair<int, int>> Membership::engines(NodeRole r) const {

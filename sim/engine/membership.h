@@ -6,7 +6,10 @@
 // The services build one engine per GPU of every node that serves their role at any time of the run (its
 // nodes at the start, then the nodes that change to it), numbered node-major in platform order: without role
 // changes that is PlatformHandles::engines_of(role), the same numbering. An engine on a node that does not
-// serve its role holds nothing and is offered nothing. Pure.
+// serve its role holds nothing and is offered nothing.
+//
+// With node_down events (control/node_failures.h) a node may also be down: it keeps its role but serves
+// nothing until it is up again (node_up). Pure.
 #pragma once
 
 #include <cstdint>
@@ -32,11 +35,14 @@ class Membership {
   const std::vector<platform::NodeRole>& roles() const { return role_; }
   // Per node: non-zero while it drains.
   const std::vector<char>& draining_nodes() const { return draining_; }
-  bool serves(int node, platform::NodeRole r) const { return role_[node] == r; }
+  bool serves(int node, platform::NodeRole r) const { return role_[node] == r && !down_[node]; }
   // Serves role r and is not draining: the schedulers may place new requests on its engines.
-  bool accepting(int node, platform::NodeRole r) const { return role_[node] == r && !draining_[node]; }
+  bool accepting(int node, platform::NodeRole r) const { return serves(node, r) && !draining_[node]; }
+  bool down(int node) const { return down_[node] != 0; }
+  // Per node: non-zero while it is down.
+  const std::vector<char>& down_nodes() const { return down_; }
   bool draining(int node) const { return draining_[node] != 0; }
-  // Nodes serving r now (draining ones included: they still serve it).
+  // Nodes serving r now (draining ones included: they still serve it; down ones not).
   int live_nodes(platform::NodeRole r) const;
   int live_gpus(platform::NodeRole r) const { return live_nodes(r) * gpus_per_node_; }
   // The nodes with engines of role r (ever), in platform order, and those engines as (node, gpu).
@@ -44,7 +50,7 @@ class Membership {
     return r == platform::NodeRole::kPrefill ? pe_nodes_ : de_nodes_;
   }
   std::vector<std::pair<int, int>> engines(platform::NodeRole r) const;
-  // Bumped at every switch: the services re-read their live engines when it changes.
+  // Bumped at every switch, failure and recovery: the services re-read their live engines when it changes.
   uint64_t epoch() const { return epoch_; }
 
   void start_drain(int node) { draining_[node] = 1; }
@@ -60,13 +66,25 @@ class Membership {
     draining_[node] = 0;
     ++epoch_;
   }
+  // The node fails (it serves nothing from now on), or is up again (it serves its role).
+  void fail(int node) {
+    down_[node] = 1;
+    ++failures_;
+    ++epoch_;
+  }
+  void recover(int node) {
+    down_[node] = 0;
+    ++epoch_;
+  }
+  // Failures so far: a lock-step group compares it before and after its pass.
+  uint64_t failures() const { return failures_; }
 
  private:
   std::vector<platform::NodeRole> role_;
-  std::vector<char> draining_;
+  std::vector<char> draining_, down_;
   std::vector<int> pe_nodes_, de_nodes_;
   int gpus_per_node_ = 1;
-  uint64_t epoch_ = 0;
+  uint64_t epoch_ = 0, failures_ = 0;
   bool dynamic_ = false;
   std::function<void(int)> waker_;
 };
