@@ -14,8 +14,8 @@ class DirectBackend : public StorageBackend {
  public:
   // REQUIRES: `h` and `t` outlive the backend.
   DirectBackend(const platform::PlatformHandles& h, transport::Transport& t) : h_(h), t_(t) {}
-  Status read(int node, double bytes) override {
-    return t_.send(h_.nodes[node].storage, h_.nodes[node].dram, bytes);
+  Status read(int node, double bytes, double* sent = nullptr) override {
+    return t_.wait(t_.start(h_.nodes[node].storage, h_.nodes[node].dram, bytes), sent);
   }
   // REQUIRES: `node` is a decode node (platform/handles.h: stores).
   Status read_to_gpu(int node, int gpu, double bytes) override {

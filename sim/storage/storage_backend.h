@@ -11,8 +11,9 @@ namespace sim::storage {
 class StorageBackend {
  public:
   virtual ~StorageBackend() = default;
-  // Reads `bytes` of KV into node `node`'s DRAM; returns when they are there.
-  virtual Status read(int node, double bytes) = 0;
+  // Reads `bytes` of KV into node `node`'s DRAM; returns when they are there. A read whose node failed
+  // returns an error, with the bytes it had read in `sent` (when given).
+  virtual Status read(int node, double bytes, double* sent = nullptr) = 0;
   // Reads `bytes` of KV into the HBM of GPU `gpu` of decode node `node`, through the node's DRAM (crossed
   // once, the read's bounce buffer) and the GPU's CNIC (cluster.de_buffer = hbm); returns when they are
   // there.

@@ -41,7 +41,7 @@ sg4::CommPtr start_rated(sg4::Host* from, sg4::Host* to, uint64_t bytes, double 
 
 }  // namespace
 
-Transport::Transport(const platform::PlatformHandles& h) : h_(h) {
+Transport::Transport(const platform::PlatformHandles& h) : h_(h), link_down_(h.links.size(), 0) {
   for (size_t i = 0; i < h.links.size(); ++i) link_index_[h.links[i].link] = static_cast<int>(i);
   qos_tags_.insert(h.qos_tags.begin(), h.qos_tags.end());
   for (const auto& n : h.nodes)
@@ -84,7 +84,9 @@ Transport::Handle Transport::start(sg4::Host* from, sg4::Host* to, double bytes,
   f.cls = c;
   f.from = from;
   f.to = to;
-  if (bytes >= 1) {
+  if (bytes >= 1 && crosses_down(*f.route)) {
+    f.failed = true;  // a link of its route is down: it sends nothing
+  } else if (bytes >= 1) {
     f.size = std::round(bytes);
     if (observer_ != nullptr) observer_->on_start(*f.route, f.size, c);
     if (max_rate_Bps > 0) {
@@ -115,7 +117,7 @@ void Transport::report(Flow& f, double done) {
   f.reported = done;
 }
 
-Status Transport::wait(Handle handle) {
+Status Transport::wait(Handle handle, double* sent) {
   Status st = Status::ok();
   if (flows_[handle].comm) {
     try {
@@ -127,8 +129,18 @@ Status Transport::wait(Handle handle) {
     }
   }
   Flow& f = flows_[handle];  // flows_ may have grown while waiting
-  if (st.is_ok()) report(f, f.size);
+  if (f.failed && st.is_ok())
+    st = Status::error(fmt::format("transfer {} -> {} of {} bytes failed: a link of its route is down",
+                                   f.from->get_name(), f.to->get_name(), f.size));
+  if (st.is_ok()) {
+    report(f, f.size);
+  } else if (f.size > 0) {  // what it had not sent when it failed never crosses its links
+    if (observer_ != nullptr && f.comm && f.size - f.reported > 0)
+      observer_->on_cancel(*f.route, f.size - f.reported, f.cls);
+  }
+  if (sent != nullptr) *sent = st.is_ok() ? f.size : f.reported;
   f.comm = nullptr;
+  f.failed = false;
   free_.push_back(handle);
   return st;
 }
@@ -139,13 +151,16 @@ double Transport::cancel(Handle handle) {
   const double sent = this->sent(handle);  // reported
   if (flows_[handle].comm) flows_[handle].comm->cancel();
   Flow& f = flows_[handle];
-  if (observer_ != nullptr && f.size - sent > 0) observer_->on_cancel(*f.route, f.size - sent, f.cls);
+  if (observer_ != nullptr && f.comm && f.size - sent > 0)
+    observer_->on_cancel(*f.route, f.size - sent, f.cls);
   f.comm = nullptr;
+  f.failed = false;
   free_.push_back(handle);
   return sent;
 }
 
 double Transport::sent_in_kernel(Flow& f) {
+  if (f.failed) return f.reported;  // SimGrid's remaining bytes of a failed comm say nothing
   if (!f.comm) return f.size;
   const double done = f.size - f.comm->get_remaining();
   report(f, done);
@@ -167,6 +182,31 @@ void Transport::settle() {
   simgrid::kernel::actor::simcall_answered([&]() {
     for (auto& f : flows_)
       if (f.comm) sent_in_kernel(f);
+  });
+}
+
+void Transport::cut(const std::vector<int>& links, const std::vector<sg4::Link*>& others) {
+  simgrid::kernel::actor::simcall_answered([&]() {
+    for (int l : links) link_down_[l] = 1;
+    // Each flow crossing a link that goes down: its bytes so far, then it is failed (before SimGrid fails
+    // the comm, after which its remaining bytes read 0).
+    for (auto& f : flows_)
+      if (f.comm && !f.failed && crosses_down(*f.route)) {
+        sent_in_kernel(f);
+        f.failed = true;
+      }
+    for (int l : links) h_.links[l].link->turn_off();
+    for (sg4::Link* l : others) l->turn_off();
+  });
+}
+
+void Transport::restore(const std::vector<int>& links, const std::vector<sg4::Link*>& others) {
+  simgrid::kernel::actor::simcall_answered([&]() {
+    for (int l : links) {
+      link_down_[l] = 0;
+      h_.links[l].link->turn_on();
+    }
+    for (sg4::Link* l : others) l->turn_on();
   });
 }
 

@@ -49,8 +49,10 @@ class Transport {
   // comes back in, so it loads that CNIC with its bytes in each direction and no other node's links.
   Handle start(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
                TrafficClass c = TrafficClass::kKv, double max_rate_Bps = -1);
-  // Waits for a transfer and reports its last bytes. Call once per handle. An error names the ends.
-  Status wait(Handle handle);
+  // Waits for a transfer and reports its last bytes. Call once per handle. An error names the ends; a
+  // transfer that failed (its route crossed a link that was cut) has its bytes sent until then reported and
+  // the rest withdrawn, and `sent` (when given) tells how many it had sent.
+  Status wait(Handle handle, double* sent = nullptr);
   // Stops a transfer nobody waits for; returns the bytes it had sent, which are reported, while the rest is
   // withdrawn from the observer's count. The handle is free afterwards (do not wait for it).
   double cancel(Handle handle);
@@ -66,6 +68,15 @@ class Transport {
   // Reports the progress of every transfer in flight to the observer (from SimGrid's remaining bytes), read
   // in one simcall.
   void settle();
+  // A node failure (control/node_failures.h): `links` (indices into PlatformHandles::links) and `others`
+  // (links that are not accounted: a pace link) go down, in SimGrid's own state (Link::turn_off), in one
+  // simcall. Every transfer in flight whose route crosses one fails there, with its bytes sent so far
+  // reported, and so does every transfer started on such a route while they are down (it sends nothing).
+  void cut(const std::vector<int>& links, const std::vector<simgrid::s4u::Link*>& others);
+  // The links come back up (Link::turn_on).
+  void restore(const std::vector<int>& links, const std::vector<simgrid::s4u::Link*>& others);
+  // Whether a transfer in flight failed (it will send nothing more).
+  bool failed(Handle handle) const { return flows_[handle].failed; }
 
   size_t in_flight() const { return flows_.size() - free_.size(); }
   size_t peak_in_flight() const { return peak_in_flight_; }
@@ -84,7 +95,13 @@ class Transport {
     TrafficClass cls = TrafficClass::kKv;
     simgrid::s4u::Host* from = nullptr;
     simgrid::s4u::Host* to = nullptr;
+    bool failed = false;
   };
+  bool crosses_down(const std::vector<int>& route) const {
+    for (int l : route)
+      if (link_down_[l]) return true;
+    return false;
+  }
   const std::vector<int>& route(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
   simgrid::s4u::Host* endpoint(simgrid::s4u::Host* host, TrafficClass c) const;
   void report(Flow& f, double done);
@@ -110,6 +127,7 @@ class Transport {
   std::deque<std::vector<int>> route_list_;
   std::vector<Flow> flows_;
   std::vector<Handle> free_;
+  std::vector<char> link_down_;  // per accounted link
   size_t peak_in_flight_ = 0;
   size_t peak_activities_ = 0;
   const int* other_in_flight_ = nullptr;
