@@ -424,6 +424,9 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
     roles = cluster.roles();
     live.update(engine::now(), why);
   });
+  // A node that is down counts on neither side.
+  live.exclude(&cluster.down_nodes());
+  cluster.on_node_change([&](const char* why) { live.update(engine::now(), why); });
   if (!wl->replay.empty()) {
     cluster.driver().set_replay(std::move(wl->replay));
   } else if (sc.workload.mode == "online") {
@@ -482,6 +485,7 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   s["dram_tier"] = dram_tier_json(sc, cluster.dram_tier(), rec, cluster.kv_bytes_per_token());
   if (cluster.roles_may_change()) s["roles"] = cluster.role_changes().roles_json(end);
   if (cluster.autoscaler().on()) s["autoscale"] = cluster.autoscaler().to_json();
+  if (cluster.nodes_may_fail()) s["failures"] = cluster.node_failures().summary_json();
   metrics::CostInputs cost;
   cost.per_node_hour = sc.hardware.cost_per_node_hour;
   cost.nodes = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
@@ -547,7 +551,10 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   j["bottleneck"] = {{"resource", best}, {"utilization", best_u}};
   j["balance"] = balance_json(links, rec, sc.outputs, rec.last_done);
   if (!events->empty())
-    j["events"] = events->to_json([&](size_t i) { return cluster.role_changes().to_json(i); });
+    j["events"] = events->to_json([&](size_t i) {
+      return sc.events[i].kind == "role_change" ? cluster.role_changes().to_json(i)
+                                                : cluster.node_failures().to_json(i);
+    });
   // pd_range: only with the guard on, with events, or when something else (a role change) recomputed it.
   if (guard != nullptr || !events->empty() || live.updates() > 1) {
     nlohmann::json pr = {{"pd_guard", sc.policy.pd_guard}, {"updates", live.to_json()}, {"guard", nullptr}};
@@ -581,9 +588,13 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
       {"dram_buffer_peak_bytes", buffer_peak},
       {"dram_buffer_held_at_end_bytes", cluster.buffers().held()},
       {"de_hbm_held_at_end_bytes", cluster.hbm().held()}};
+  // Node failures: what lost requests read from storage, beside what the completed turns read (every byte
+  // of the SNICs' in-direction is one or the other).
+  if (cluster.nodes_may_fail()) j["invariants"]["storage_bytes_lost"] = rec.lost_bytes_read;
   if (timeline) {  // outputs.timeline: the trace file, and where it went
     events->mark(*timeline, end);
     cluster.role_changes().mark(*timeline, end);
+    cluster.node_failures().mark(*timeline, end);
     const std::string err = write_file_atomically(sc.outputs.timeline, timeline->to_json());
     if (!err.empty()) return Status::error(fmt::format("{}: outputs.timeline: {}", sc.file, err));
     j["timeline"] = {{"path", sc.outputs.timeline},

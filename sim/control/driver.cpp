@@ -131,6 +131,30 @@ void Driver::issue(int agent) {
   dispatcher_.submit(id);
 }
 
+void Driver::restart(engine::RequestId lost, int event) {
+  const engine::Request& old = c_.requests[lost];
+  engine::Request r;
+  r.agent = old.agent;
+  r.turn = old.turn;
+  r.gen = old.gen;
+  r.t_issue = old.t_issue;
+  r.restarts = old.restarts + 1;
+  r.restart_event = event;
+  // The lost request's lookup pinned the prefix until its reads were done: the new one pins it again.
+  if (old.t_ready < 0) c_.stored.unpin(old.agent, engine::now());
+  r.hit = c_.stored.lookup(old.agent, old.hit, engine::now());
+  r.recomputed = old.recomputed + (old.hit - r.hit);  // what storage gave up meanwhile is computed
+  r.miss = old.miss + (old.hit - r.hit);
+  if (old.t_first >= 0) {  // its first token came, and is lost with it: the turn waits for one again
+    ttft_.waiting++;
+    ttft_.waiting_issue_sum += r.t_issue;
+    if (online_) ttft_.waiting_issues.insert(r.t_issue);
+  }
+  const engine::RequestId id = c_.requests.add(r);
+  c_.rec.peak_in_flight = std::max(c_.rec.peak_in_flight, c_.requests.in_flight());
+  dispatcher_.submit(id);
+}
+
 void Driver::loop() {
   const int n = num_agents();
   for (int a = 0; a < n; ++a) {

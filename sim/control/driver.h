@@ -68,6 +68,10 @@ class Driver : public engine::TurnEvents {
   void start();
   void wake_all();
 
+  // A node failure lost request `lost` (control/node_failures.h, scenario event `event`): its turn runs
+  // again as a new request, issued now with the turn's first issue time (its TTFT and JCT count the loss),
+  // its hit what storage holds of the context now. The caller retires `lost` afterwards.
+  void restart(engine::RequestId lost, int event);
   void first_token(engine::RequestId id) override;
   void turn_done(engine::RequestId id, double t_done) override;
 

@@ -41,7 +41,7 @@ cost::SidedInputs LiveRange::measure(double* P, double* D) const {
     cost::SideBandwidths min{kInf, kInf, kInf, kInf};
   } acc[2];  // prefill, decode
   for (const platform::TrackedLink& l : h_.links) {
-    if (excluded_ != nullptr && (*excluded_)[l.node] != 0) continue;  // a draining node: on neither side
+    if (excluded(l.node)) continue;  // a draining or down node: on neither side
     Acc& a = acc[roles_[l.node] == platform::NodeRole::kPrefill ? 0 : 1];
     const double bw = l.link->get_bandwidth();
     if (l.resource == platform::ResourceClass::kSnic && l.direction == "in") {

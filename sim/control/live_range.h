@@ -34,9 +34,9 @@ class LiveRange {
   LiveRange(const platform::PlatformHandles& h, const std::vector<platform::NodeRole>& roles, int g,
             config::DeBuffer de_buffer);
 
-  // Nodes to leave out (non-zero: a draining node, which takes no new request of either role), indexed as
-  // h.nodes; null: none. REQUIRES: it outlives the monitor.
-  void exclude(const std::vector<char>* nodes) { excluded_ = nodes; }
+  // Nodes to leave out (non-zero: a draining node, which takes no new request of either role, or a node
+  // that is down), indexed as h.nodes; one list per call, each kept. REQUIRES: they outlive the monitor.
+  void exclude(const std::vector<char>* nodes) { excluded_.push_back(nodes); }
 
   // Recomputes the live point at simulated time `now` and records it with `why`.
   void update(double now, const char* why);
@@ -51,10 +51,15 @@ class LiveRange {
 
  private:
   cost::SidedInputs measure(double* P, double* D) const;
+  bool excluded(int node) const {
+    for (const auto* v : excluded_)
+      if ((*v)[node] != 0) return true;
+    return false;
+  }
 
   const platform::PlatformHandles& h_;
   const std::vector<platform::NodeRole>& roles_;
-  const std::vector<char>* excluded_ = nullptr;
+  std::vector<const std::vector<char>*> excluded_;
   int g_;
   config::DeBuffer de_buffer_;
   cost::LivePoint current_;

@@ -91,6 +91,7 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
       dispatcher_(ctx_, std::move(scheduler), std::move(read_path)),
       role_changes_(ctx_, prefill_, decode_, dispatcher_),
       driver_(ctx_, agents, dispatcher_),
+      node_failures_(ctx_, reader_, prefill_, decode_, dispatcher_, driver_),
       autoscaler_(ctx_, role_changes_, driver_.ttft_log()),
       stop_rules_(sc, driver_.ttft_log(), run_),
       watchdog_(ctx_) {
@@ -113,7 +114,7 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
 size_t Cluster::actors() const {
   const size_t control = 3 + (ctx_.sc.workload.mode == "online" ? 1 : 0);  // driver, watchdog, time limit
   return reader_.actors() + prefill_.actors() + dispatcher_.actors() + decode_.actors() +
-         role_changes_.actors() + autoscaler_.actors() + control;
+         role_changes_.actors() + node_failures_.actors() + autoscaler_.actors() + control;
 }
 
 void Cluster::start() {
@@ -122,6 +123,7 @@ void Cluster::start() {
   dispatcher_.start();
   decode_.start();
   role_changes_.start();
+  node_failures_.start();
   autoscaler_.start();
   watchdog_.start();
   if (ctx_.sc.workload.mode == "online") stop_rules_.start(ctx_.h.control);

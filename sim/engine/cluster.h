@@ -15,6 +15,7 @@
 #include "sim/config/scenario.h"
 #include "sim/control/autoscaler.h"
 #include "sim/control/driver.h"
+#include "sim/control/node_failures.h"
 #include "sim/control/role_changes.h"
 #include "sim/control/run_control.h"
 #include "sim/control/stop_rules.h"
@@ -52,12 +53,19 @@ class Cluster {
   const resources::HbmPool& hbm() const { return hbm_; }
   const storage::PrefixStore& stored() const { return stored_; }
   const control::RoleChanges& role_changes() const { return role_changes_; }
+  const control::NodeFailures& node_failures() const { return node_failures_; }
+  // Per node: non-zero while it is down (node_down events).
+  const std::vector<char>& down_nodes() const { return members_.down_nodes(); }
+  // `f` is called after each node failure and recovery (control/node_failures.h).
+  void on_node_change(std::function<void(const char* why)> f) { node_failures_.on_change(std::move(f)); }
   // Each node's role now, the nodes draining, and a hook called when a drain begins and after every switch.
   const std::vector<platform::NodeRole>& roles() const { return members_.roles(); }
   const std::vector<char>& draining_nodes() const { return members_.draining_nodes(); }
   void on_role_switch(std::function<void(const char* why)> f) { role_changes_.on_switch(std::move(f)); }
   // Whether roles may change in this run (role_change events or an autoscaler).
-  bool roles_may_change() const { return members_.dynamic(); }
+  bool roles_may_change() const { return members_.dynamic() && node_failures_.actors() == 0; }
+  // Whether nodes fail in this run (node_down events).
+  bool nodes_may_fail() const { return node_failures_.actors() > 0; }
   const control::Autoscaler& autoscaler() const { return autoscaler_; }
   // The live bottleneck-free range the autoscaler's guard reads.
   void watch_live(const cost::LivePoint* live) { autoscaler_.watch(live); }
@@ -90,6 +98,7 @@ class Cluster {
   Dispatcher dispatcher_;
   control::RoleChanges role_changes_;
   control::Driver driver_;
+  control::NodeFailures node_failures_;
   control::Autoscaler autoscaler_;
   control::StopRules stop_rules_;
   control::Watchdog watchdog_;

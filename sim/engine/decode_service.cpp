@@ -76,6 +76,56 @@ bool DecodeService::idle(int node) const {
   return true;
 }
 
+void DecodeService::forget(RequestId id) {
+  const Request& r = c_.requests[id];
+  if (!r.de_placed) return;
+  auto& w = des_[r.de].waiting;
+  w.erase(std::remove(w.begin(), w.end(), id), w.end());
+}
+
+double DecodeService::node_down(int node) {
+  double lost = 0;
+  for (auto& de : des_) {
+    if (de.node != node) continue;
+    lost += de.persist_gpu_bytes + de.persist_dram_bytes + (de.persisting ? de.persist_sending : 0);
+    de.persist_gpu_bytes = de.persist_dram_bytes = 0;
+  }
+  return lost;
+}
+
+void DecodeService::leave_batch(DecodeGroupState& g, const Request& r, std::vector<int>& changed) {
+  DecodeEngineState& de = des_[r.de];
+  de.batch--;
+  de.context_base -= r.hit + r.miss + 1 - r.join_step;
+  if (de.batch == 0) de.busy_s += g.step_time_s - de.busy_since;
+  g.batch--;
+  changed.push_back(de.id);
+}
+
+void DecodeService::purge_lost(DecodeGroupState& g, std::vector<int>& changed) {
+  g.joins.erase(
+      std::remove_if(g.joins.begin(), g.joins.end(), [&](RequestId id) { return c_.requests[id].lost; }),
+      g.joins.end());
+  using Queue = std::priority_queue<DecodeGroupState::Due, std::vector<DecodeGroupState::Due>,
+                                    std::greater<DecodeGroupState::Due>>;
+  auto keep = [&](Queue& q, bool in_batch) {
+    Queue kept;
+    while (!q.empty()) {
+      const DecodeGroupState::Due due = q.top();
+      q.pop();
+      const Request& r = c_.requests[due.id];
+      if (!r.lost) {
+        kept.push(due);
+      } else if (in_batch) {
+        leave_batch(g, r, changed);
+      }
+    }
+    q = std::move(kept);
+  };
+  keep(g.done, true);
+  keep(g.blocks, false);
+}
+
 void DecodeService::start() {
   for (auto& de : des_) {
     sg4::Host* host = c_.h.nodes[de.node].gpus[de.gpu];
@@ -178,7 +228,8 @@ void DecodeService::loader(int de_id) {
     c_.run.release(lock);
     if (!de_buffer_hbm(c_)) {  // DE buffer in DRAM: H2D into the HBM, then the buffer is free
       const Status st = c_.transport.send(buf, gpu, wire_bytes(r, (r.hit + r.miss) * c_.kv_token));
-      SIM_CHECK(st.is_ok(), "H2D on DE {}: {}", de_id, st.message());
+      SIM_CHECK(st.is_ok() || r.lost, "H2D on DE {}: {}", de_id, st.message());
+      if (r.lost) continue;  // its node failed (node_failures.h let its buffer and HBM go)
       c_.buffers.release(r, de.node, false);
     }
     r.t_decode_join = now();
@@ -241,6 +292,7 @@ void DecodeService::advance(DecodeGroupState& g, double steps, double t_end, std
     const DecodeGroupState::Due due = g.blocks.top();
     g.blocks.pop();
     Request& r = c_.requests[due.id];
+    if (r.lost) continue;  // node_failures.h: its KV is gone
     DecodeEngineState& de = des_[r.de];
     de.persist_gpu_bytes += wire_bytes(r, block * c_.kv_token);
     r.persisted_tokens += block;
@@ -252,15 +304,15 @@ void DecodeService::advance(DecodeGroupState& g, double steps, double t_end, std
     const RequestId id = g.done.top().id;
     g.done.pop();
     Request& r = c_.requests[id];
+    if (r.lost) {  // its node failed: it leaves without its last token
+      leave_batch(g, r, changed);
+      continue;
+    }
     DecodeEngineState& de = des_[r.de];
     if (r.gen > r.persisted_tokens)
       de.persist_gpu_bytes += wire_bytes(r, (r.gen - r.persisted_tokens) * c_.kv_token);
     r.persisted_tokens = r.gen;
-    de.batch--;
-    de.context_base -= r.hit + r.miss + 1 - r.join_step;
-    if (de.batch == 0) de.busy_s += g.step_time_s - de.busy_since;
-    g.batch--;
-    changed.push_back(de.id);
+    leave_batch(g, r, changed);
     persist.push_back(de.id);
     ended.push_back(id);
   }
@@ -287,6 +339,7 @@ void DecodeService::group_loop(int gi) {
     if (g.epoch != c_.members.epoch()) {  // the group's nodes changed: new flows through the new ones
       stop_exchange(g);
       reshape(g, changed);
+      purge_lost(g, changed);
     }
     {
       if (g.batch == 0 && g.joins.empty()) stop_exchange(g);  // an idle group exchanges nothing
@@ -300,6 +353,11 @@ void DecodeService::group_loop(int gi) {
       if (g.epoch != c_.members.epoch()) {
         SIM_CHECK(g.exchange.empty(), "decode group {} reshaped with its exchange running", gi);
         reshape(g, changed);
+        purge_lost(g, changed);
+      }
+      if (g.batch == 0 && g.joins.empty()) {  // its batch was lost with a failed node
+        refresh(g, changed);
+        continue;
       }
       fresh = g.joins;
       admit(g, changed);
@@ -391,7 +449,9 @@ void DecodeService::catch_up_exchange(DecodeGroupState& g, double bytes, double 
   c_.transport.sent(g.exchange, sent);
   for (size_t i = 0; i < g.exchange.size(); ++i) {
     double r = rate;
-    while (g.exchange_owed - sent[i] > std::max(1.0, 1e-9 * bytes) && !c_.run.finished()) {
+    // A failed node's flow sends nothing more (node_failures.h): the group goes on without it.
+    while (g.exchange_owed - sent[i] > std::max(1.0, 1e-9 * bytes) && !c_.run.finished() &&
+           !c_.transport.failed(g.exchange[i])) {
       const double t = now();
       timed_sleep(c_, (g.exchange_owed - sent[i]) / r);
       const double before = sent[i];
@@ -416,11 +476,13 @@ void DecodeService::persist_loop(int de_id) {
     const double gpu_bytes = de.persist_gpu_bytes, dram_bytes = de.persist_dram_bytes;
     de.persist_gpu_bytes = de.persist_dram_bytes = 0;
     de.persisting = true;
+    de.persist_sending = gpu_bytes + dram_bytes;
     c_.run.release(lock);
     const double t0 = now();
     Status st = c_.transport.send(n.gpus[de.gpu], n.bufs[de.gpu], gpu_bytes);  // D2H
     if (st.is_ok()) st = c_.storage.persist(de.node, gpu_bytes + dram_bytes);
-    SIM_CHECK(st.is_ok(), "persist on DE {}: {}", de_id, st.message());
+    // Only a failure of its node stops a persist (node_failures.h, which counts its bytes as lost).
+    SIM_CHECK(st.is_ok() || c_.members.down(de.node), "persist on DE {}: {}", de_id, st.message());
     de.persisting = false;
     c_.members.poke(de.node);
     // Coalesce: what becomes pending meanwhile goes out together, one interval after this write began.

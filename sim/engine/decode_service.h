@@ -47,6 +47,7 @@ struct DecodeEngineState {
   double persist_gpu_bytes = 0;   // KV in HBM waiting for D2H + persist (generated; appended with hbm)
   double persist_dram_bytes = 0;  // appended KV in the DRAM DE buffer waiting for persist
   bool persisting = false;        // a persist is on its way to storage
+  double persist_sending = 0;     // its bytes
   int max_batch = 0;
   simgrid::s4u::ConditionVariablePtr cv_loader, cv_persist;
 };
@@ -95,6 +96,11 @@ class DecodeService {
   void resize();
   // Whether the DEs on `node` hold no request and have nothing left to persist.
   bool idle(int node) const;
+  // A lost request (control/node_failures.h) leaves its DE's queue; its group drops it from the batch when
+  // it sees the membership change (wake_all() cuts a plan in progress). No simcall.
+  void forget(RequestId id);
+  // `node` failed: what its DEs had left to persist is lost (returns the bytes). No simcall.
+  double node_down(int node);
 
   // Adds the busy time of the steps run so far to the DEs still holding requests. Call once, after the run.
   void finish();
@@ -114,6 +120,10 @@ class DecodeService {
   void admit(DecodeGroupState& g, std::vector<int>& changed);
   // The group ran `steps` more steps ending at t_end: full blocks go to persistence, finished requests end.
   void advance(DecodeGroupState& g, double steps, double t_end, std::vector<int>& changed);
+  // The request leaves its DE's batch (its DE goes to `changed`).
+  void leave_batch(DecodeGroupState& g, const Request& r, std::vector<int>& changed);
+  // Drops the lost requests from the group's joins and batch (their DEs go to `changed`).
+  void purge_lost(DecodeGroupState& g, std::vector<int>& changed);
   // Recomputes the own part of the changed DEs and the group's slowest.
   void refresh(DecodeGroupState& g, std::vector<int>& changed);
   void persist_loop(int de);

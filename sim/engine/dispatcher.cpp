@@ -149,16 +149,30 @@ void Dispatcher::joined() {
   for (int g = 0; g < static_cast<int>(de_groups_.size()); ++g) mark_de_group(g);
 }
 
+void Dispatcher::forget(RequestId id) {
+  de_queue_.erase(std::remove(de_queue_.begin(), de_queue_.end(), id), de_queue_.end());
+  for (size_t g = 0; g < de_private_.size(); ++g) {
+    auto& q = de_private_[g];
+    const auto it = std::find(q.begin(), q.end(), id);
+    if (it == q.end()) continue;
+    const Request& r = c_.requests[id];
+    de_private_tok_[g] -= r.hit + r.miss + r.gen;
+    q.erase(it);
+  }
+}
+
 void Dispatcher::place(RequestId id, int pe, int de) {
   Request& r = c_.requests[id];
   r.pe = pe;
   r.de = de;
+  r.pe_placed = r.de_placed = true;
   c_.loads.charge_pe(pe, r);
   c_.loads.charge_de(de, r);
 }
 
 void Dispatcher::start_reads(RequestId id) {
   Request& q = c_.requests[id];
+  if (q.lost) return;  // its node failed after its DE fetch placed it (control/node_failures.h)
   const policy::ClusterView& v = c_.loads.view(now());
   policy::RequestInfo ri = info(id);
   if (!c_.dram_tier.empty()) {
@@ -235,6 +249,7 @@ void Dispatcher::pe_fetcher(int g) {
                 k);
       const RequestId id = pe_queue_[k];
       c_.requests[id].pe = a[k].second;
+      c_.requests[id].pe_placed = true;
       c_.loads.charge_pe(a[k].second, c_.requests[id]);
       de_queue_.push_back(id);
     }
@@ -322,6 +337,7 @@ void Dispatcher::de_fetcher(int g) {
         const RequestId id = mine[k];
         Request& r = c_.requests[id];
         r.de = a[k].second;
+        r.de_placed = true;
         c_.loads.charge_de(r.de, r);
         c_.hbm.promise(r, r.de, whole, now());
         de_private_tok_[g] -= r.hit + r.miss + r.gen;

@@ -50,6 +50,8 @@ class Dispatcher {
   // waits for its DEs goes back to the global queue; a node switched and its engines take requests.
   void drain(int node);
   void joined();
+  // A lost request (control/node_failures.h) leaves the queues it waits in.
+  void forget(RequestId id);
 
  private:
   policy::RequestInfo info(RequestId id) const;

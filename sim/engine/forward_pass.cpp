@@ -36,11 +36,10 @@ void start_exchange(transport::Transport& links, const ForwardPass& fp, double l
             transport::TrafficClass::kCollective);
 }
 
+// A transfer fails only when a node of its route failed (transport.h, cut()): the pass goes on to its end,
+// and its service learns of the failure from the membership (prefill_service.cpp).
 void wait_all(transport::Transport& links, Handles& handles) {
-  for (auto hd : handles) {
-    const Status st = links.wait(hd);
-    SIM_CHECK(st.is_ok(), "forward pass: {}", st.message());
-  }
+  for (auto hd : handles) links.wait(hd);
   handles.clear();
 }
 

@@ -161,7 +161,7 @@ void PrefillService::form_batch(PrefillEngineState& pe, std::vector<PassItem>& b
     const cost::Chunk c{r.hit + r.prefilled, r.miss - r.prefilled};
     const auto offer = former.offer(c);
     if (offer.verdict == cost::QuotaBatchFormer::Verdict::kRejected) break;
-    batch.push_back({id, {c.cached, offer.bsz}});
+    batch.push_back({id, {c.cached, offer.bsz}, r.hit_pushed});
     pe.ready.pop_front();
   }
   pe.ready.insert(pe.ready.begin(), skipped.begin(), skipped.end());
@@ -280,8 +280,18 @@ void PrefillService::pass_loop(int group) {
     std::fill(busy.begin(), busy.end(), 0.0);
     GroupCompute compute(c_.gpu, hosts, plan, work, busy);
     for (int node : pass_nodes) in_pass_[node]++;
+    const uint64_t failures = c_.members.failures();
     pipeline_.run(c_.transport, ForwardPass{load, push, plan.layer_s, m.layers, &exchange}, compute);
     for (int node : pass_nodes) in_pass_[node]--;
+    // A node of the pass failed during it (node_failures.h): the lock-step pass is lost on every GPU.
+    bool failed = false;
+    if (c_.members.failures() != failures)
+      for (int node : pass_nodes) failed = failed || c_.members.down(node);
+    if (failed) {
+      undo_pass(batches, members);
+      for (size_t i = 0; i < n; ++i) pes_[members[i]].busy_s += busy[i];
+      continue;
+    }
 
     if (c_.timeline != nullptr)
       for (size_t i = 0; i < n; ++i)
@@ -293,15 +303,42 @@ void PrefillService::pass_loop(int group) {
       pe.busy_s += busy[i];  // its attention and its share of the group's MoE
       for (auto it = batches[i].rbegin(); it != batches[i].rend(); ++it) {
         Request& r = c_.requests[it->id];
+        if (r.lost) continue;  // its DE's node failed during the pass: its slot is not reused
         r.prefilled += it->chunk.bsz;
         if (r.prefilled < r.miss - 1e-9) pe.ready.push_front(it->id);
       }
     }
     for (size_t i = 0; i < n; ++i)
       for (const auto& it : batches[i])
-        if (c_.requests[it.id].prefilled >= c_.requests[it.id].miss - 1e-9) prefill_done(it.id);
+        if (!c_.requests[it.id].lost && c_.requests[it.id].prefilled >= c_.requests[it.id].miss - 1e-9)
+          prefill_done(it.id);
     for (int node : pass_nodes) c_.members.poke(node);  // a draining node may leave the group now
   }
+}
+
+void PrefillService::undo_pass(std::vector<std::vector<PassItem>>& batches, const std::vector<int>& members) {
+  c_.rec.passes_failed++;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    PrefillEngineState& pe = pes_[members[i]];
+    for (auto it = batches[i].rbegin(); it != batches[i].rend(); ++it) {
+      Request& r = c_.requests[it->id];
+      if (r.lost) continue;                   // node_failures.h let it go, with what it had loaded
+      if (r.hit_pushed && !it->hit_pushed) {  // the pass's hit loads are lost: they run again
+        const double hit = wire_bytes(r, r.hit * c_.kv_token);
+        c_.rec.hit_bytes_loaded -= hit;
+        c_.rec.lost_bytes_loaded += hit;
+      }
+      r.hit_pushed = it->hit_pushed;
+      pe.ready.push_front(it->id);
+    }
+  }
+}
+
+void PrefillService::forget(RequestId id) {
+  const Request& r = c_.requests[id];
+  if (!r.pe_placed) return;
+  auto& q = pes_[r.pe].ready;
+  q.erase(std::remove(q.begin(), q.end(), id), q.end());
 }
 
 // The prefill is done: the first token is out, the PE lets the request go (its load, its PE buffer), and

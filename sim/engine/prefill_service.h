@@ -55,6 +55,10 @@ class PrefillService {
   // Whether the PEs on `node` hold no request and its GPUs are in no pass (a draining node:
   // control/role_changes.h).
   bool idle(int node) const;
+  // A lost request (control/node_failures.h) leaves its PE's queue; a pass it is in drops it at its end.
+  void forget(RequestId id);
+  // A node failed: the pass groups re-read their members.
+  void wake_groups() { wake_all(); }
 
   const std::vector<PrefillEngineState>& engines() const { return pes_; }
   // The actors start() spawns: one per DP-attention group.
@@ -64,7 +68,11 @@ class PrefillService {
   struct PassItem {
     RequestId id;
     cost::Chunk chunk;
+    bool hit_pushed = false;  // the request's hit_pushed before the pass (a failed pass restores it)
   };
+  // A node of the pass failed during it: its requests that are not lost go back to the head of their PE's
+  // queue, as they were before the pass.
+  void undo_pass(std::vector<std::vector<PassItem>>& batches, const std::vector<int>& members);
   void pass_loop(int group);
   bool has_work(const PrefillEngineState& pe) const;
   // Whether the PEs on `node` hold no request (placed, reading or ready).

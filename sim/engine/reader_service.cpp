@@ -59,6 +59,24 @@ void ReaderService::read(RequestId id) {
     if (node >= 0) c_.buffers.room(node)->notify_all();
 }
 
+void ReaderService::forget(RequestId id) {
+  Request& q = c_.requests[id];
+  for (size_t node = 0; node < queues_.size(); ++node)
+    for (auto& fifo : queues_[node].fifos)
+      for (auto it = fifo.begin(); it != fifo.end();) {
+        if (it->id != id) {
+          ++it;
+          continue;
+        }
+        c_.loads.read_queued(static_cast<int>(node), -it->bytes / c_.kv_token);
+        it = fifo.erase(it);
+      }
+  if (q.deferred_de_bytes > 0) {  // a split read's DE side, not queued yet
+    c_.loads.read_queued(c_.loads.de_node(q.de), -q.deferred_de_bytes / c_.kv_token);
+    q.deferred_de_bytes = 0;
+  }
+}
+
 std::deque<ReaderService::Queued>* ReaderService::next_read(int node) {
   // The oldest head whose read may start: the space it lands in (the PE buffer, or the request's DE buffer:
   // de_buffer.h) is there or held already. With one FIFO only its head may go: a head that must wait holds
@@ -105,15 +123,23 @@ void ReaderService::lane(int node) {
     if (deferred_node >= 0) c_.buffers.room(deferred_node)->notify_all();
     const double t0 = now();
     // DE side with the DE buffer in HBM: into the DE GPU's HBM, through the node's DRAM.
-    const Status st = pe_side || !de_buffer_hbm(c_) ? c_.storage.read(node, bytes)
+    double sent = bytes;
+    const Status st = pe_side || !de_buffer_hbm(c_) ? c_.storage.read(node, bytes, &sent)
                                                     : c_.storage.read_to_gpu(node, de_gpus_[q.de], bytes);
-    SIM_CHECK(st.is_ok(), "storage read on node {}: {}", node, st.message());
-    // The request is still in flight (its slot is not reused before its turn ends): its reference holds.
+    // The request is still in flight (its slot is not reused before its turn ends, nor ever once it is
+    // lost): its reference holds.
+    SIM_CHECK(st.is_ok() || q.lost, "storage read on node {}: {}", node, st.message());
+    c_.loads.read_queued(node, -bytes / c_.kv_token);
+    if (q.lost) {  // its node failed while it read (this read may have failed with it): nothing goes on
+      c_.rec.lost_bytes_read += sent;
+      continue;
+    }
     q.read_s = std::max(q.read_s, now() - t0);
     q.t_read_start = q.t_read_start < 0 ? t0 : std::min(q.t_read_start, t0);
     q.t_read_end = std::max(q.t_read_end, now());
-    c_.loads.read_queued(node, -bytes / c_.kv_token);
+    q.read_bytes += bytes;
     c_.rec.hit_bytes_read += bytes;
+    if (q.restart_event >= 0) c_.rec.bytes_reread[q.restart_event] += bytes;
     if (--q.reads_pending == 0) prefill_->ready(id);
   }
 }

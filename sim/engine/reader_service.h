@@ -33,6 +33,9 @@ class ReaderService {
   // through its DE's node, each less what its node's DRAM tier holds (storage_tokens()). REQUIRES: the
   // request has wire bytes to read; its PE and DE are set.
   void read(RequestId id);
+  // A lost request (control/node_failures.h): its reads still queued are dropped (a read in progress
+  // finishes or fails, and then lets the request go).
+  void forget(RequestId id);
 
  private:
   struct Queued {

@@ -31,7 +31,15 @@ struct Recorder {
   double gen_tokens = 0;
   double hit_bytes_read = 0;    // bytes read from storage
   double hit_bytes_loaded = 0;  // hit KV bytes that reached a PE GPU (loads of hit tokens)
-  double last_done = 0;         // JCT
+  // Node failures (control/node_failures.h). hit_bytes_read and hit_bytes_loaded count the requests that
+  // complete; these count what lost requests read from storage (their reads done, and the part of a read
+  // that failed) and loaded to a PE, and the passes a failure undid.
+  double lost_bytes_read = 0;
+  double lost_bytes_loaded = 0;
+  int passes_failed = 0;
+  double persist_bytes_lost = 0;     // generated and appended KV a failed node had not persisted
+  std::vector<double> bytes_reread;  // per scenario event: storage bytes read by the requests it restarted
+  double last_done = 0;              // JCT
   // DE HBM held by completed turns, in byte-seconds: from its promise or allocation to the turn's join
   // of the decode batch (read, prefill, H2D: held, not yet decoding), and from the join to the end.
   double hbm_waiting_byte_s = 0;

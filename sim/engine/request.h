@@ -46,6 +46,14 @@ struct Request {
   // Milestones.
   double t_issue = -1, t_ready = -1, t_prefill_start = -1, t_first = -1, t_decode_join = -1, t_second = -1,
          t_done = -1;
+  // Node failures (control/node_failures.h): a lost request's node failed under it; its activities still in
+  // flight drop it when they return, and its turn runs again as a new request, which counts its restarts and
+  // the node_down event (its index in the scenario's events) that caused the last one (-1: none).
+  bool lost = false;
+  bool pe_placed = false, de_placed = false;  // it was given a PE, a DE (queued schedulers: one at a time)
+  int restarts = 0;
+  int restart_event = -1;
+  double read_bytes = 0;                      // bytes of its storage reads done
   double read_s = 0;                          // time spent in storage reads (longest side)
   double t_read_start = -1, t_read_end = -1;  // first storage read began, last one ended
 };

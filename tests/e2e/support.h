@@ -66,8 +66,9 @@ nlohmann::json run_ok(const std::string& scenario, const std::vector<std::string
 // - nothing leaks: a complete run ends with no DE HBM held or promised and no DRAM buffer space held;
 // - one simulated clock: JCT, stop time, max TTFT and every busy time <= sim_end_s, and each time series
 //   has one point per whole series interval up to sim_end_s;
-// - bytes on the SNICs' "in" direction summed over nodes == storage bytes read, and the same for the
-//   storage backend's "read" direction when the hardware models one.
+// - bytes on the SNICs' "in" direction summed over nodes == storage bytes read (plus, with node failures,
+//   invariants.storage_bytes_lost: what lost requests read), and the same for the storage backend's "read"
+//   direction when the hardware models one.
 void check_invariants(const nlohmann::json& result);
 
 // The results JSON without its wall-clock part (run_info), for comparisons between runs.
