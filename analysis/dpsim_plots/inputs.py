@@ -357,6 +357,26 @@ def _role_change(doc, entry, at):
     return out
 
 
+def _node_downs(doc, entries):
+    """node_down entries of events[] that acted: one span per node, from the failure to the first node_up
+    of that node after it (None: still down at the run's end). entries: (index, entry) of node events."""
+    ups, downs = [], []
+    for i, entry in entries:
+        at = _join("events", i)
+        acted = doc.get(entry, at, "acted_at_s", "number", nullable=True, minimum=0)
+        nodes = [doc.check(n, _join(_join(at, "nodes"), k), "integer")
+                 for k, n in enumerate(doc.get(entry, at, "nodes", "array"))]
+        if acted is None:
+            continue
+        (downs if doc.get(entry, at, "kind", "string") == "node_down" else ups).append((acted, nodes))
+    out = []
+    for acted, nodes in downs:
+        for n in nodes:
+            back = [t for t, up_nodes in ups if n in up_nodes and t >= acted]
+            out.append(ScenarioEvent(label="node_down n%d" % n, start_s=acted, end_s=min(back) if back else None))
+    return out
+
+
 def _autoscale(doc, root):
     """summary.autoscale's conversions (control.autoscale), each a drain span like a role_change's."""
     summary = doc.get(root, "", "summary", "object")
@@ -376,13 +396,17 @@ def _autoscale(doc, root):
 
 def _events(doc, root):
     """The results' events[] that acted (applied_at_s not null; a role change: each node's drain), in file
-    order."""
-    out = []
+    order, then each node's time down (node_down to node_up)."""
+    out, nodes = [], []
     for i, entry in enumerate(doc.get(root, "", "events", "array", default=[])):
         at = _join("events", i)
         doc.check(entry, at, "object")
-        if doc.get(entry, at, "kind", "string") == "role_change":
+        kind = doc.get(entry, at, "kind", "string")
+        if kind == "role_change":
             out.extend(_role_change(doc, entry, at))
+            continue
+        if kind in ("node_down", "node_up"):
+            nodes.append((i, entry))
             continue
         start = doc.get(entry, at, "applied_at_s", "number", nullable=True, minimum=0)
         if start is None:
@@ -394,7 +418,7 @@ def _events(doc, root):
         out.append(ScenarioEvent(label=label, start_s=start,
                                  end_s=doc.get(entry, at, "restored_at_s", "number", nullable=True,
                                                minimum=0)))
-    return out
+    return out + _node_downs(doc, nodes)
 
 
 def _run(doc, root):

@@ -1006,6 +1006,8 @@ def case_events(out, tmp):
                     "switched_at_s": 45.5, "drain_s": 5.5},
                    {"node": 0, "from": "prefill", "requests_at_drain": 2, "drain_from_s": 40,
                     "switched_at_s": None, "drain_s": None}]},
+        {"kind": "node_down", "at_s": 50, "nodes": [3, 2], "acted_at_s": 50, "requests_restarted": 7},
+        {"kind": "node_up", "at_s": 70, "nodes": [2], "acted_at_s": 70},
     ]
     doc["summary"]["autoscale"] = {
         "policy": "slo", "ticks": 9, "vetoed": 0,
@@ -1020,6 +1022,8 @@ def case_events(out, tmp):
                    ("link_degrade n0 cnic read gpu2 x0.5", 30, None),
                    ("role_change n1 prefill -> decode (drain)", 40, 45.5),
                    ("role_change n0 prefill -> decode (drain)", 40, None),
+                   ("node_down n3", 50, None),
+                   ("node_down n2", 50, 70),
                    ("autoscale n2 decode -> prefill (drain)", 60, 61.25)], "events %s" % got)
     doc["events"][0]["applied_at_s"] = "soon"
     bad = write_json(os.path.join(tmp, "bad-events.json"), doc)
