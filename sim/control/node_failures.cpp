@@ -50,6 +50,7 @@ void NodeFailures::play() {
     } else {
       recover(a);
     }
+    if (on_live_change_) on_live_change_();
     if (on_change_) on_change_(a.down ? "node_down" : "node_up");
   }
 }

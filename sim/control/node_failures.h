@@ -49,6 +49,8 @@ class NodeFailures {
   void start();
   // `f` is called after each failure ("node_down") and recovery ("node_up"): the live bottleneck range.
   void on_change(std::function<void(const char* why)> f) { on_change_ = std::move(f); }
+  // `f` is called after each failure and recovery too, for the live counts over time (summary.roles).
+  void on_live_change(std::function<void()> f) { on_live_change_ = std::move(f); }
   // What scenario event i did ({} when it is not a node event): when it acted; for a node_down, the
   // requests it lost (by where they were) and restarted, the bytes they had read from storage and loaded
   // to a PE, the bytes their restarts read again and the KV it lost before persistence.
@@ -87,6 +89,7 @@ class NodeFailures {
   Driver& driver_;
   std::vector<Act> acts_;  // in the order they are played
   std::function<void(const char*)> on_change_;
+  std::function<void()> on_live_change_;
 };
 
 }  // namespace sim::control

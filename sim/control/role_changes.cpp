@@ -171,11 +171,16 @@ nlohmann::json RoleChanges::to_json(size_t event) const {
   return {};
 }
 
+void RoleChanges::live_changed() {
+  live_.push_back(
+      {engine::now(), c_.members.live_nodes(NodeRole::kPrefill), c_.members.live_nodes(NodeRole::kDecode)});
+}
+
 nlohmann::json RoleChanges::roles_json(double end_s) const {
   const double interval = c_.sc.outputs.timeseries_interval_s;
   nlohmann::json p_series = nlohmann::json::array(), d_series = nlohmann::json::array(),
                  ratio = nlohmann::json::array(), switches = nlohmann::json::array();
-  const int bins = end_s > 0 ? static_cast<int>(std::ceil(end_s / interval - 1e-9)) : 0;
+  const int bins = end_s > 0 && interval > 0 ? static_cast<int>(std::ceil(end_s / interval - 1e-9)) : 0;
   for (int b = 0; b < bins; ++b) {
     const double t0 = b * interval, t1 = std::min(end_s, (b + 1) * interval);
     double p = 0, d = 0;

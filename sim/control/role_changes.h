@@ -55,6 +55,9 @@ class RoleChanges {
   // drain began, when it switched (null: the run ended first) and the drain's length; the live P and D
   // after the event's last switch.
   nlohmann::json to_json(size_t event) const;
+  // The live counts changed otherwise (a node failed or came back: control/node_failures.h): summary.roles
+  // records them from now.
+  void live_changed();
   // summary.roles: the live prefill and decode nodes over time, as time-weighted means per series interval
   // up to `end_s`, and every switch.
   nlohmann::json roles_json(double end_s) const;

@@ -99,6 +99,7 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
   prefill_.connect(&decode_, &dispatcher_, &driver_);
   decode_.connect(&dispatcher_, &driver_);
   dispatcher_.connect(&reader_, &prefill_);
+  node_failures_.on_live_change([this]() { role_changes_.live_changed(); });
   // At the end of the run every actor is woken and returns (fetchers, lanes, engines, the driver).
   run_.on_finish([this]() {
     dispatcher_.wake_all();

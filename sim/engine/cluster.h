@@ -62,8 +62,8 @@ class Cluster {
   const std::vector<platform::NodeRole>& roles() const { return members_.roles(); }
   const std::vector<char>& draining_nodes() const { return members_.draining_nodes(); }
   void on_role_switch(std::function<void(const char* why)> f) { role_changes_.on_switch(std::move(f)); }
-  // Whether roles may change in this run (role_change events or an autoscaler).
-  bool roles_may_change() const { return members_.dynamic() && node_failures_.actors() == 0; }
+  // Whether the live roles may change in this run (role_change events, an autoscaler, node failures).
+  bool roles_may_change() const { return members_.dynamic(); }
   // Whether nodes fail in this run (node_down events).
   bool nodes_may_fail() const { return node_failures_.actors() > 0; }
   const control::Autoscaler& autoscaler() const { return autoscaler_; }

@@ -86,6 +86,11 @@ TEST_CASE("Node failure: a prefill node fails while it reads, and the turn reads
   CHECK(up[2].at("t_s").get<double>() == Approx(1.0));
   CHECK(up[2].at("P").get<double>() == 2);
   CHECK(j.at("summary").at("failures").at("requests_restarted") == 1);
+  const auto& sw = j.at("summary").at("roles").at("switches");
+  REQUIRE(sw.size() == 2);
+  CHECK(sw[0].at("t_s").get<double>() == Approx(0.2));
+  CHECK(sw[0].at("prefill_nodes") == 1);
+  CHECK(sw[1].at("prefill_nodes") == 2);
 }
 
 TEST_CASE("Node failure: a decode node fails mid-decode, and the turn starts over and the rest shifts by it",
