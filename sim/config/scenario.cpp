@@ -355,15 +355,32 @@ void read_events(JsonReader& r, std::vector<EventConfig>& events) {
   }
 }
 
+// The indices of the events of the given kinds, in time order (ties: the file's order).
+std::vector<size_t> events_in_time_order(const ScenarioConfig& sc, std::initializer_list<const char*> kinds) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < sc.events.size(); ++i)
+    for (const char* k : kinds)
+      if (sc.events[i].kind == k) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sc.events[a].at_s < sc.events[b].at_s; });
+  return order;
+}
+
+// events[i] names node n: it must be a node of the cluster.
+Status check_node_index(const ScenarioConfig& sc, size_t i, int n) {
+  const int total = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
+  if (n < total) return Status::ok();
+  return Status::error(
+      fmt::format("{}: events[{}].nodes: expected node indices in [0, {}] (the cluster's {} nodes, prefill "
+                  "first), got {}",
+                  sc.file, i, total - 1, total, n));
+}
+
 // role_change events, in time order (ties: the file's order): each node must serve the role it leaves
 // (after the earlier changes), and every change must leave both roles at least one node.
 Status check_role_changes(const ScenarioConfig& sc) {
   const int total = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
-  std::vector<size_t> order;
-  for (size_t i = 0; i < sc.events.size(); ++i)
-    if (sc.events[i].kind == "role_change") order.push_back(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return sc.events[a].at_s < sc.events[b].at_s; });
+  const std::vector<size_t> order = events_in_time_order(sc, {"role_change"});
   std::vector<char> prefill(total, 0);
   for (int n = 0; n < sc.cluster.prefill_nodes; ++n) prefill[n] = 1;
   int p = sc.cluster.prefill_nodes, d = sc.cluster.decode_nodes;
@@ -371,11 +388,7 @@ Status check_role_changes(const ScenarioConfig& sc) {
     const EventConfig& e = sc.events[i];
     const bool to_prefill = e.to == "prefill";
     for (int n : e.nodes) {
-      if (n >= total)
-        return Status::error(fmt::format(
-            "{}: events[{}].nodes: expected node indices in [0, {}] (the cluster's {} nodes, prefill "
-            "first), got {}",
-            sc.file, i, total - 1, total, n));
+      if (Status st = check_node_index(sc, i, n); !st) return st;
       if ((prefill[n] != 0) == to_prefill)
         return Status::error(fmt::format(
             "{}: events[{}].nodes: expected nodes serving the {} role at {:g} s (after the earlier role "
@@ -412,9 +425,7 @@ Status check_role_changes(const ScenarioConfig& sc) {
 // modelled together with role changes, an autoscaler, a DE buffer in HBM or a DRAM tier.
 Status check_node_events(const ScenarioConfig& sc) {
   const int total = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
-  std::vector<size_t> order;
-  for (size_t i = 0; i < sc.events.size(); ++i)
-    if (sc.events[i].kind == "node_down" || sc.events[i].kind == "node_up") order.push_back(i);
+  const std::vector<size_t> order = events_in_time_order(sc, {"node_down", "node_up"});
   if (order.empty()) return Status::ok();
   const size_t first = order.front();
   auto refuse = [&](const char* what) {
@@ -426,19 +437,13 @@ Status check_node_events(const ScenarioConfig& sc) {
   if (sc.control.autoscale.policy != "off") return refuse("control.autoscale (set its policy to \"off\")");
   if (sc.cluster.de_buffer == DeBuffer::kHbm) return refuse("cluster.de_buffer \"hbm\" (use \"dram\")");
   if (sc.cache.dram_bytes > 0) return refuse("a DRAM tier (cache.dram_bytes > 0)");
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return sc.events[a].at_s < sc.events[b].at_s; });
   std::vector<char> down(total, 0);
   int p = sc.cluster.prefill_nodes, d = sc.cluster.decode_nodes;
   for (size_t i : order) {
     const EventConfig& e = sc.events[i];
     const bool going_down = e.kind == "node_down";
     for (int n : e.nodes) {
-      if (n >= total)
-        return Status::error(fmt::format(
-            "{}: events[{}].nodes: expected node indices in [0, {}] (the cluster's {} nodes, prefill "
-            "first), got {}",
-            sc.file, i, total - 1, total, n));
+      if (Status st = check_node_index(sc, i, n); !st) return st;
       if ((down[n] != 0) == going_down)
         return Status::error(fmt::format(
             "{}: events[{}].nodes: expected nodes that are {} at {:g} s (after the earlier node events), "
