@@ -123,9 +123,17 @@ void Driver::issue(int agent) {
     r.gen = t.gen;
   }
   r.t_issue = engine::now();
+  wait_first_token(r.t_issue);
+  submit(r);
+}
+
+void Driver::wait_first_token(double t_issue) {
   ttft_.waiting++;
-  ttft_.waiting_issue_sum += r.t_issue;
-  if (online_) ttft_.waiting_issues.insert(r.t_issue);
+  ttft_.waiting_issue_sum += t_issue;
+  if (online_) ttft_.waiting_issues.insert(t_issue);
+}
+
+void Driver::submit(const engine::Request& r) {
   const engine::RequestId id = c_.requests.add(r);
   c_.rec.peak_in_flight = std::max(c_.rec.peak_in_flight, c_.requests.in_flight());
   dispatcher_.submit(id);
@@ -145,14 +153,9 @@ void Driver::restart(engine::RequestId lost, int event) {
   r.hit = c_.stored.lookup(old.agent, old.hit, engine::now());
   r.recomputed = old.recomputed + (old.hit - r.hit);  // what storage gave up meanwhile is computed
   r.miss = old.miss + (old.hit - r.hit);
-  if (old.t_first >= 0) {  // its first token came, and is lost with it: the turn waits for one again
-    ttft_.waiting++;
-    ttft_.waiting_issue_sum += r.t_issue;
-    if (online_) ttft_.waiting_issues.insert(r.t_issue);
-  }
-  const engine::RequestId id = c_.requests.add(r);
-  c_.rec.peak_in_flight = std::max(c_.rec.peak_in_flight, c_.requests.in_flight());
-  dispatcher_.submit(id);
+  // Its first token came, and is lost with it: the turn waits for one again.
+  if (old.t_first >= 0) wait_first_token(r.t_issue);
+  submit(r);
 }
 
 void Driver::loop() {

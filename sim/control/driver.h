@@ -82,6 +82,10 @@ class Driver : public engine::TurnEvents {
   void loop();
   void issue(int agent);
   void release_at(double t, int agent);
+  // A turn issued at t_issue waits for its first token (the TTFT log's waiting turns).
+  void wait_first_token(double t_issue);
+  // Adds the request to the store and submits it to the dispatcher.
+  void submit(const engine::Request& r);
   // outputs.requests: the record of a turn that is done.
   void record(const engine::Request& r, const engine::TurnSample& s, double t_done);
   int num_agents() const;

@@ -128,7 +128,7 @@ void NodeFailures::fail(Act& a) {
     driver_.restart(id, static_cast<int>(a.event));
     c_.requests.retire(id);
   }
-  prefill_.wake_groups();
+  prefill_.wake_all();  // the pass groups re-read their members
   decode_.wake_all();
   c_.buffers.wake_all();
   dispatcher_.joined();
@@ -142,7 +142,7 @@ void NodeFailures::recover(Act& a) {
   for (int n : a.nodes) c_.members.recover(n);
   prefill_.resize();
   decode_.resize();
-  prefill_.wake_groups();
+  prefill_.wake_all();  // the pass groups re-read their members
   decode_.wake_all();
   dispatcher_.joined();
 }
@@ -156,8 +156,7 @@ nlohmann::json NodeFailures::to_json(size_t event) const {
                         {"nodes", e.nodes},
                         {"acted_at_s", a.acted_at_s < 0 ? nlohmann::json() : nlohmann::json(a.acted_at_s)}};
     if (!a.down) return j;
-    const int lost = a.lost_reading + a.lost_prefill + a.lost_decode;
-    j["requests_restarted"] = lost;
+    j["requests_restarted"] = a.lost();
     j["lost_in"] = {{"reading", a.lost_reading}, {"prefill", a.lost_prefill}, {"decode", a.lost_decode}};
     j["storage_bytes_read_before"] = a.bytes_read_lost;
     j["hit_bytes_loaded_before"] = a.bytes_loaded_lost;
@@ -174,7 +173,7 @@ nlohmann::json NodeFailures::summary_json() const {
   for (const Act& a : acts_) {
     if (!a.down || a.acted_at_s < 0) continue;
     downs++;
-    restarted += a.lost_reading + a.lost_prefill + a.lost_decode;
+    restarted += a.lost();
   }
   for (double b : c_.rec.bytes_reread) reread += b;
   return {{"node_downs", downs},

@@ -72,6 +72,7 @@ class NodeFailures {
     // prefill (ready, no first token yet), in decode (from the first token on).
     int lost_reading = 0, lost_prefill = 0, lost_decode = 0;
     double bytes_read_lost = 0, bytes_loaded_lost = 0, persist_bytes_lost = 0;
+    int lost() const { return lost_reading + lost_prefill + lost_decode; }
   };
   void play();
   void fail(Act& a);

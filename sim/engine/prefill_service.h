@@ -57,8 +57,6 @@ class PrefillService {
   bool idle(int node) const;
   // A lost request (control/node_failures.h) leaves its PE's queue; a pass it is in drops it at its end.
   void forget(RequestId id);
-  // A node failed: the pass groups re-read their members.
-  void wake_groups() { wake_all(); }
 
   const std::vector<PrefillEngineState>& engines() const { return pes_; }
   // The actors start() spawns: one per DP-attention group.

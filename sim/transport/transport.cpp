@@ -134,17 +134,19 @@ Status Transport::wait(Handle handle, double* sent) {
   if (f.failed && !f.comm && st.is_ok())
     st = Status::error(fmt::format("transfer {} -> {} of {} bytes failed: a link of its route is down",
                                    f.from->get_name(), f.to->get_name(), f.size));
-  if (st.is_ok()) {
-    report(f, f.size);
-  } else if (f.size > 0) {  // what it had not sent when it failed never crosses its links
-    if (observer_ != nullptr && f.comm && f.size - f.reported > 0)
-      observer_->on_cancel(*f.route, f.size - f.reported, f.cls);
-  }
+  if (st.is_ok()) report(f, f.size);
   if (sent != nullptr) *sent = st.is_ok() ? f.size : f.reported;
+  close(handle);  // a failed transfer: what it had not sent never crosses its links
+  return st;
+}
+
+void Transport::close(Handle handle) {
+  Flow& f = flows_[handle];
+  if (observer_ != nullptr && f.comm && f.size - f.reported > 0)
+    observer_->on_cancel(*f.route, f.size - f.reported, f.cls);
   f.comm = nullptr;
   f.failed = false;
   free_.push_back(handle);
-  return st;
 }
 
 double Transport::cancel(Handle handle) {
@@ -152,12 +154,7 @@ double Transport::cancel(Handle handle) {
   // grow flows_: no reference into it is held across them.
   const double sent = this->sent(handle);  // reported
   if (flows_[handle].comm) flows_[handle].comm->cancel();
-  Flow& f = flows_[handle];
-  if (observer_ != nullptr && f.comm && f.size - sent > 0)
-    observer_->on_cancel(*f.route, f.size - sent, f.cls);
-  f.comm = nullptr;
-  f.failed = false;
-  free_.push_back(handle);
+  close(handle);
   return sent;
 }
 

@@ -109,6 +109,8 @@ class Transport {
   // comm's remaining bytes is a plain call, not a simcall of its own (a simcall is a switch to SimGrid's
   // kernel and back: reading a thousand transfers one simcall each cost a thousand switches).
   double sent_in_kernel(Flow& f);
+  // Frees the handle; the bytes of the transfer not reported yet are withdrawn from the observer's count.
+  void close(Handle handle);
 
   const platform::PlatformHandles& h_;
   TransferObserver* observer_ = nullptr;
