@@ -19,6 +19,7 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/plan_search.h"
 #include "sim/config/scenario.h"
+#include "sim/config/units.h"
 #include "sim/core/paths.h"
 #include "sim/cost/bottleneck.h"
 
@@ -105,6 +106,8 @@ StatusOr<std::vector<PlanChoice>> make_choices(const Plan& plan) {
     auto sc = config::load_scenario(plan.scenario, sets);
     if (!sc) return sc.status();
     c.gpus_per_node = sc->hardware.gpus_per_node;
+    c.unit_p = config::unit_nodes(sc->cluster.prefill_ep_gpus, c.gpus_per_node);
+    c.unit_d = config::unit_nodes(sc->cluster.decode_ep_gpus, c.gpus_per_node);
     c.price_per_node_hour = sc->hardware.cost_per_node_hour;
     if (auto r = cost::bottleneck_range(cost::bottleneck_inputs(sc->hardware, sc->cluster.de_buffer));
         r && r->feasible) {

@@ -131,8 +131,9 @@ class ChoiceSearch {
 
 std::vector<GridPoint> plan_splits(int n, const PlanChoice& c, const PlanSpace& s) {
   std::vector<GridPoint> all;
-  for (int p = 1; p < n; ++p) all.push_back({p, n - p});
-  if (!s.prune || !c.has_range) return all;
+  for (int p = 1; p < n; ++p)
+    if (p % c.unit_p == 0 && (n - p) % c.unit_d == 0) all.push_back({p, n - p});
+  if (all.empty() || !s.prune || !c.has_range) return all;
   std::vector<GridPoint> in;
   for (const auto& g : all) {
     const double r = static_cast<double>(g.p) / g.d;

@@ -48,6 +48,8 @@ struct PlanChoice {
   std::optional<double> price_per_node_hour;
   bool has_range = false;  // the analytic range is feasible
   double pd_min = 0, pd_max = 0;
+  // Deployment units (config/units.h): P and D are multiples of these node counts (1 = any count).
+  int unit_p = 1, unit_d = 1;
 };
 
 struct PlanSpace {
@@ -78,7 +80,8 @@ struct PlanOutcome {
   std::string why;    // when not ok: which SLO or limit failed, and the resource that ran fullest
 };
 
-// The splits of `n` nodes searched for choice `c` (P ascending).
+// The splits of `n` nodes searched for choice `c` (P ascending): only those made of whole units (none when
+// no split of n is).
 std::vector<GridPoint> plan_splits(int n, const PlanChoice& c, const PlanSpace& s);
 PlanPoint plan_point(int choice, const GridPoint& pd, const PlanSpace& s);
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <simgrid/s4u.hpp>
 
+#include "sim/config/units.h"
 #include "sim/control/events.h"
 #include "sim/control/live_range.h"
 #include "sim/core/paths.h"
@@ -503,6 +504,14 @@ StatusOr<nlohmann::json> run_scenario(const config::ScenarioConfig& sc) {
   hbm.peak_before_join_one_de = cluster.hbm().peak_before_join_one_de();
   hbm.duration_s = rec.last_done;
   s["de_hbm"] = metrics::de_hbm_summary(rec, hbm);
+  {  // the deployment units: per role, their count, size and the spread of their GPUs' utilisation
+    std::vector<metrics::UnitGpu> pe_units, de_units;
+    for (const auto& pe : cluster.pes()) pe_units.push_back({pe.unit, pe.busy_s});
+    for (const auto& de : cluster.des()) de_units.push_back({de.group, de.busy_s});
+    s["units"] = {
+        {"prefill", metrics::units_summary(config::unit_gpus(sc, config::UnitRole::kPrefill), pe_units, end)},
+        {"decode", metrics::units_summary(config::unit_gpus(sc, config::UnitRole::kDecode), de_units, end)}};
+  }
   slo_summary(sc, rec, cluster.run().stopped_by(), cluster.stop_rules().warmup_end_s(), s);
 
   nlohmann::json resources = nlohmann::json::object();

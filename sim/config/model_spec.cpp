@@ -59,7 +59,18 @@ void read_params(JsonReader& p, ModelSpec& m, const ModelSpec& def) {
   m.replicated_params = p.non_negative("replicated", def.replicated_params);
   m.weight_bytes_per_param = p.number("weight_bytes_per_param", def.weight_bytes_per_param, 0, 8, false);
   m.weight_shards = static_cast<int>(p.integer("weight_shards", def.weight_shards, 1, 100000));
+  const int unit_def = m.weight_shards > 1 ? 0 : 1;
+  m.prefill_ep_gpus = static_cast<int>(p.integer("prefill_ep_gpus", unit_def, 0, 1000000));
+  m.decode_ep_gpus = static_cast<int>(p.integer("decode_ep_gpus", unit_def, 0, 1000000));
   if (!p.ok()) return;
+  if (m.weight_shards == 1)  // every GPU holds the whole model: a unit is one GPU
+    for (const char* key : {"prefill_ep_gpus", "decode_ep_gpus"})
+      if (p.raw(key) != nullptr && *p.raw(key) != 1) {
+        p.fail(key,
+               "1 or absent (params.weight_shards = 1: every GPU holds the whole model, a unit is one GPU)",
+               p.raw(key));
+        return;
+      }
   if (m.active_params > m.total_params)
     p.fail("active", fmt::format("a number <= params.total ({:g})", m.total_params), p.raw("active"));
   else if (m.replicated_params > m.total_params)

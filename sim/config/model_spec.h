@@ -26,6 +26,11 @@ struct ModelSpec {
                                       // dense layers, shared experts, embeddings); 0 = all sharded
   double weight_bytes_per_param = 2;  // BF16 = 2, FP8 = 1
   int weight_shards = 1;              // GPUs the sharded part is spread over (EP/TP degree)
+  // Deployment units (DESIGN.md, "Deployment units"): the GPUs of one prefill and one decode EP group, the
+  // default of cluster.prefill_ep_gpus / decode_ep_gpus. 0 = one unit spanning the role. A model with
+  // weight_shards = 1 holds its whole weights on every GPU: its unit is one GPU (1).
+  int prefill_ep_gpus = 0;
+  int decode_ep_gpus = 0;
 
   // KV cache, bytes per token per layer.
   double main_kv_bytes_per_token_layer = 0;     // attention cache (MLA latent + rope, or GQA K and V)

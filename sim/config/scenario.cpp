@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "sim/config/json_util.h"
+#include "sim/config/units.h"
 #include "sim/core/paths.h"
 #include "sim/cost/compute_model.h"
 #include "sim/metrics/request_log.h"
@@ -50,6 +51,8 @@ void read_cluster(JsonReader& r, ClusterConfig& c) {
   c.decode_nodes = count(r, "decode_nodes", def.decode_nodes, 1, kMaxNodesPerRole);
   c.dram_buffer_bytes = r.positive("dram_buffer_bytes", def.dram_buffer_bytes);
   c.prefill_dp_group_gpus = count(r, "prefill_dp_group_gpus", def.prefill_dp_group_gpus, 0);
+  c.prefill_ep_gpus = count(r, "prefill_ep_gpus", def.prefill_ep_gpus, 0, kMaxNodesPerRole);
+  c.decode_ep_gpus = count(r, "decode_ep_gpus", def.decode_ep_gpus, 0, kMaxNodesPerRole);
   c.de_buffer = r.one_of("de_buffer", name(def.de_buffer), {name(DeBuffer::kDram), name(DeBuffer::kHbm)}) ==
                         name(DeBuffer::kHbm)
                     ? DeBuffer::kHbm
@@ -509,23 +512,8 @@ StatusOr<std::string> resolve_reference(const std::string& scenario_file, const 
 Status cross_check(const ScenarioConfig& sc) {
   const ModelSpec& m = sc.model;
   const HardwareSpec& hw = sc.hardware;
-  // Weights per GPU on each role, sharded as the engines shard them (cost::weight_shards_for_role).
-  const std::pair<const char*, int> roles[2] = {{"prefill", sc.cluster.prefill_nodes},
-                                                {"decode", sc.cluster.decode_nodes}};
-  for (const auto& [role, nodes] : roles) {
-    const int shards = cost::weight_shards_for_role(m, nodes * hw.gpus_per_node);
-    const double weights = m.weight_bytes_per_gpu(shards);
-    if (weights + m.hbm_reserve_bytes >= hw.gpu_hbm_bytes) {
-      return Status::error(
-          fmt::format(
-              "{}: cluster.{}_nodes: the weights of {} do not fit in the HBM of {} on {} {} node(s): ",
-              sc.file, role, sc.model_file, sc.hardware_file, nodes, role) +
-          fmt::format("{:.4g} GB of weights per GPU ({:g} params, {:g} B each, {} shards)", weights / 1e9,
-                      m.total_params, m.weight_bytes_per_param, shards) +
-          fmt::format(" + {:.4g} GB reserve >= {:.4g} GB of HBM per GPU, leaving no room for KV cache",
-                      m.hbm_reserve_bytes / 1e9, hw.gpu_hbm_bytes / 1e9));
-    }
-  }
+  // Units: each splits its role, holds its weights and its DP-attention groups (config/units.h).
+  SIM_RETURN_IF_ERROR(check_units(sc));
   if (sc.sim.layer_group > m.layers) {
     return Status::error(
         fmt::format("{}: sim.layer_group: expected an integer in [0, {}] (the layers of {}), got {}", sc.file,
@@ -576,6 +564,8 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                   {"decode_nodes", sc.cluster.decode_nodes},
                   {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
                   {"prefill_dp_group_gpus", sc.cluster.prefill_dp_group_gpus},
+                  {"prefill_ep_gpus", sc.cluster.prefill_ep_gpus},
+                  {"decode_ep_gpus", sc.cluster.decode_ep_gpus},
                   {"de_buffer", name(sc.cluster.de_buffer)}};
   j["workload"] = {{"mode", w.mode},
                    {"trace", refs.trace},
@@ -696,6 +686,7 @@ StatusOr<ScenarioConfig> load(StatusOr<nlohmann::json> doc, const std::string& p
     if (!trace) return trace.status();
     sc.workload.trace = *trace;
   }
+  resolve_units(sc);
   SIM_RETURN_IF_ERROR(cross_check(sc));
   sc.resolved = to_json(sc, refs);
   return sc;

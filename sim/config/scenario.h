@@ -20,7 +20,11 @@ struct ClusterConfig {
   int decode_nodes = 4;             // D
   double dram_buffer_bytes = 80e9;  // per node: PE/DE buffer capacity (DualPath §A.4: 80 GB for DeepSeek)
   int prefill_dp_group_gpus = 0;    // EP models: PE GPUs that run each layer together (DP attention);
-                                    // 0 = the EP group (every PE GPU)
+                                    // 0 = the EP group (the prefill unit); divides the unit
+  // Deployment units (config/units.h): GPUs per prefill / decode EP group. -1 = the model file's
+  // params.<role>_ep_gpus (resolved at load); 0 = one unit spanning the role.
+  int prefill_ep_gpus = -1;
+  int decode_ep_gpus = -1;
   DeBuffer de_buffer = DeBuffer::kDram;  // where a request's KV waits for its decode (de_buffer.h)
 };
 

@@ -1,5 +1,6 @@
 #include "sim/engine/cluster.h"
 
+#include "sim/config/units.h"
 #include "sim/core/check.h"
 #include "sim/cost/compute_model.h"
 #include "sim/policy/registry.h"
@@ -42,12 +43,12 @@ std::vector<storage::PrefixStore> make_dram_tier(const config::ScenarioConfig& s
 
 }  // namespace
 
-Cluster::Sizes::Sizes(const config::ScenarioConfig& sc, const platform::PlatformHandles& h)
+Cluster::Sizes::Sizes(const config::ScenarioConfig& sc, const platform::PlatformHandles& /*h*/)
     : kv_token(cost::kv_bytes_per_token(sc.model)),
       kv_token_layer(cost::kv_bytes_per_token_layer(sc.model)),
       de_hbm_kv(cost::hbm_kv_bytes_per_gpu(
           sc.model, sc.hardware,
-          cost::weight_shards_for_role(sc.model, h.gpus_of(platform::NodeRole::kDecode)))) {}
+          cost::weight_shards_for_role(sc.model, config::unit_gpus(sc, config::UnitRole::kDecode)))) {}
 
 Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandles& h,
                  const std::vector<workload::Agent>& agents,

@@ -5,6 +5,7 @@
 #include <optional>
 #include <simgrid/simix.hpp>
 
+#include "sim/config/units.h"
 #include "sim/core/check.h"
 #include "sim/cost/compute_plan.h"
 #include "sim/engine/de_buffer.h"
@@ -17,12 +18,10 @@ namespace sim::engine {
 namespace sg4 = simgrid::s4u;
 
 DecodeService::DecodeService(EngineContext& ctx) : c_(ctx) {
-  // One sharding rule per role: the decode role's GPUs hold the weights (what sizes DE HBM, HbmPool) and
-  // each step reads a GPU's share of them. The EP group's GPUs step together; a GPU that holds the whole
-  // model (ep_.gpus = 1) steps alone.
-  // With role changes the EP group is every DE of the nodes that serve decode at some time, its live part
-  // stepping (the DEs of the nodes that serve decode now).
-  ep_ = cost::ep_group(c_.sc.model, c_.sc.hardware, c_.members.live_gpus(platform::NodeRole::kDecode));
+  // One sharding rule per unit: the GPUs of a decode unit hold the weights (what sizes DE HBM, HbmPool) and
+  // each step reads a GPU's share of them. A unit's GPUs step together; a GPU that holds the whole model
+  // (a model with params.weight_shards = 1) steps alone. With role changes a unit is its DEs on the nodes
+  // that serve decode at some time (membership.h deals joining nodes to the units), its live part stepping.
   for (const auto& [node, gpu] : c_.members.engines(platform::NodeRole::kDecode)) {
     DecodeEngineState de;
     de.id = static_cast<int>(des_.size());
@@ -32,26 +31,38 @@ DecodeService::DecodeService(EngineContext& ctx) : c_(ctx) {
     de.cv_persist = sg4::ConditionVariable::create();
     des_.push_back(de);
   }
-  const int group_size = c_.sc.model.weight_shards > 1 ? static_cast<int>(des_.size()) : 1;
-  for (auto& de : des_) de.group = de.id / group_size;
-  for (int first = 0; first < static_cast<int>(des_.size()); first += group_size) {
-    DecodeGroupState g;
-    g.first = first;
-    g.size = group_size;
+  const bool ep_model = c_.sc.model.weight_shards > 1;
+  const std::vector<int> unit_of =
+      ep_model ? c_.members.unit_of_engines(platform::NodeRole::kDecode,
+                                            config::unit_gpus(c_.sc, config::UnitRole::kDecode))
+               : std::vector<int>();
+  for (auto& de : des_) {
+    de.group = ep_model ? unit_of[de.id] : de.id;
+    if (de.group >= static_cast<int>(groups_.size())) groups_.resize(de.group + 1);
+    groups_[de.group].des.push_back(de.id);
+  }
+  for (auto& g : groups_) {
     g.cv = sg4::ConditionVariable::create();
     std::vector<int> unused;
     reshape(g, unused);
-    groups_.push_back(std::move(g));
+    // A node's exchange host crosses every CNIC of the node: a group that spans nodes holds whole nodes.
+    SIM_CHECK(g.ep.nodes() == 1 || g.ep.gpus % g.ep.gpus_per_node == 0, "decode EP group of {} GPUs",
+              g.ep.gpus);
   }
-  // A node's exchange host crosses every CNIC of the node: a group that spans nodes holds whole nodes.
-  SIM_CHECK(ep_.nodes() == 1 || ep_.gpus % ep_.gpus_per_node == 0, "decode EP groups of {} GPUs", ep_.gpus);
+}
+
+int DecodeService::live_gpus(const DecodeGroupState& g) const {
+  int live = 0;
+  for (int d : g.des) live += c_.members.serves(des_[d].node, platform::NodeRole::kDecode) ? 1 : 0;
+  return std::max(1, live);
 }
 
 void DecodeService::reshape(DecodeGroupState& g, std::vector<int>& changed) {
   g.epoch = c_.members.epoch();
+  g.ep = cost::ep_group(c_.sc.model, c_.sc.hardware, live_gpus(g));
   g.nodes.clear();
   g.lead = -1;
-  for (int d = g.first; d < g.first + g.size; ++d) {
+  for (int d : g.des) {
     const DecodeEngineState& de = des_[d];
     if (!c_.members.serves(de.node, platform::NodeRole::kDecode)) continue;
     if (g.lead < 0) g.lead = d;
@@ -63,9 +74,12 @@ void DecodeService::reshape(DecodeGroupState& g, std::vector<int>& changed) {
 }
 
 void DecodeService::resize() {
-  ep_ = cost::ep_group(c_.sc.model, c_.sc.hardware, c_.members.live_gpus(platform::NodeRole::kDecode));
-  c_.hbm.set_per_de(cost::hbm_kv_bytes_per_gpu(c_.sc.model, c_.sc.hardware, ep_.gpus));
-  for (auto& g : groups_) g.cv->notify_all();  // a plan in progress is cut and re-planned
+  for (auto& g : groups_) {
+    const cost::EpGroup ep = cost::ep_group(c_.sc.model, c_.sc.hardware, live_gpus(g));
+    const double per_de = cost::hbm_kv_bytes_per_gpu(c_.sc.model, c_.sc.hardware, ep.gpus);
+    for (int d : g.des) c_.hbm.set_per_de(d, per_de);
+    g.cv->notify_all();  // a plan in progress is cut and re-planned (the group re-reads its EP group)
+  }
 }
 
 bool DecodeService::idle(int node) const {
@@ -133,7 +147,7 @@ void DecodeService::start() {
     engine::spawn("de-persist", host, [this, id = de.id]() { persist_loop(id); });
   }
   for (size_t g = 0; g < groups_.size(); ++g) {
-    const DecodeEngineState& lead = des_[groups_[g].first];
+    const DecodeEngineState& lead = des_[groups_[g].des.front()];
     engine::spawn("de-decode", c_.h.nodes[lead.node].gpus[lead.gpu],
                   [this, g = static_cast<int>(g)]() { group_loop(g); });
   }
@@ -267,7 +281,7 @@ void DecodeService::refresh(DecodeGroupState& g, std::vector<int>& changed) {
     if (de.batch == 0) de.context_base = 0;  // no drift from adding and removing
     const double before = de.own_s;
     de.own_s =
-        cost::decode_own_s(c_.sc.model, c_.sc.hardware, de.batch, de.context_base + de.batch * g.steps, ep_);
+        cost::decode_own_s(c_.sc.model, c_.sc.hardware, de.batch, de.context_base + de.batch * g.steps, g.ep);
     if (de.own_s >= g.slowest_own_s) {
       g.slowest_own_s = de.own_s;
     } else if (before >= g.slowest_own_s) {
@@ -276,8 +290,7 @@ void DecodeService::refresh(DecodeGroupState& g, std::vector<int>& changed) {
   }
   if (rescan) {
     g.slowest_own_s = 0;
-    for (int d = g.first; d < g.first + g.size; ++d)
-      g.slowest_own_s = std::max(g.slowest_own_s, des_[d].own_s);
+    for (int d : g.des) g.slowest_own_s = std::max(g.slowest_own_s, des_[d].own_s);
   }
   changed.clear();
 }
@@ -368,7 +381,7 @@ void DecodeService::group_loop(int gi) {
     sg4::Host* gpu = c_.h.nodes[lead.node].gpus[lead.gpu];
     const double steps_left = g.done.top().at - g.steps;
     const cost::StepPlan step =
-        cost::decode_group_step(c_.sc.model, c_.sc.hardware, g.slowest_own_s, g.batch, ep_);
+        cost::decode_group_step(c_.sc.model, c_.sc.hardware, g.slowest_own_s, g.batch, g.ep);
     const double tau = step.step_s;
     const double t0 = now();
     // The group's EP exchange runs beside its compute at a step's bytes per step (none for a group within
@@ -404,7 +417,7 @@ void DecodeService::group_loop(int gi) {
     g.step_time_s += t_end - t0;
     c_.rec.decode_plans++;
     if (c_.timeline != nullptr && steps > 0)
-      for (int d = g.first; d < g.first + g.size; ++d) {
+      for (int d : g.des) {
         const DecodeEngineState& de = des_[d];
         if (de.batch == 0) continue;
         c_.timeline->complete(c_.timeline->node_pid(de.node), c_.timeline->engine_tid(de.node, de.gpu),

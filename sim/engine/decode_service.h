@@ -8,12 +8,12 @@
 //   appended tokens' KV goes from the DE buffer to storage (from HBM: D2H first, like generated KV).
 //   Pending bytes are sent in aggregate, at most once per sim.persist_interval_s (what becomes pending
 //   during an interval waits for its end).
-// Per decode group (the decode role's EP group: every decode GPU of an EP model, each GPU alone otherwise),
-// one actor runs the steps. An EP group decodes in lock-step: every layer's dispatch and combine cross the
-// whole group, so each step lasts as long as the slowest GPU's attention and dense GEMMs plus the group's
-// routed experts (cost/compute_plan.h, decode_group_step). One plan = the steps until the earliest
-// request of the group finishes, at a constant step time, as one execution on the group's first GPU and,
-// when the group spans nodes, one EP exchange flow through every CNIC of the group (platform/handles.h,
+// Per decode group (a deployment unit of an EP model, config/units.h: an EP group of a fixed size; each GPU
+// alone otherwise), one actor runs the steps. An EP group decodes in lock-step: every layer's dispatch and
+// combine cross the whole group, so each step lasts as long as the slowest GPU's attention and dense GEMMs
+// plus the group's routed experts (cost/compute_plan.h, decode_group_step). One plan = the steps until the
+// earliest request of the group finishes, at a constant step time, as one execution on the group's first GPU
+// and, when the group spans nodes, one EP exchange flow through every CNIC of the group (platform/handles.h,
 // decode_exchange) paced at a step's bytes per step; the plan ends when both have. A join anywhere in the
 // group cuts the plan after the step in progress, and the group re-plans. Requests advance with the
 // group's step count (no per-request work per step), so a plan costs O(requests that join or finish).
@@ -54,7 +54,8 @@ struct DecodeEngineState {
 
 // A decode group: its GPUs step together.
 struct DecodeGroupState {
-  int first = 0, size = 1;       // DEs first .. first + size - 1
+  std::vector<int> des;          // its DEs, ascending (a unit: its GPUs, joiners included)
+  cost::EpGroup ep;              // its EP group: its live GPUs (they share the experts)
   std::vector<RequestId> joins;  // in HBM: join the batch at the next step
   double steps = 0;              // steps run so far
   double step_time_s = 0;        // time spent in steps so far (the DEs' busy time is read off it)
@@ -91,9 +92,11 @@ class DecodeService {
 
   // The request's prefill is done and its whole prompt KV is in its DE buffer (DRAM or HBM).
   void prompt_ready(RequestId id);
-  // The decode role's nodes changed (a role change): its EP group, the HBM left for KV per DE and the
-  // groups' live nodes follow them; a plan in progress is cut after its step.
+  // The decode role's nodes changed (a role change, a failure): each unit's EP group, the HBM left for KV on
+  // its DEs and its live nodes follow them; a plan in progress is cut after its step.
   void resize();
+  // The decode groups (units of an EP model) and their DEs.
+  const std::vector<DecodeGroupState>& groups() const { return groups_; }
   // Whether the DEs on `node` hold no request and have nothing left to persist.
   bool idle(int node) const;
   // A lost request (control/node_failures.h) leaves its DE's queue; its group drops it from the batch when
@@ -113,8 +116,8 @@ class DecodeService {
  private:
   void loader(int de);
   void group_loop(int group);
-  // The group's live nodes and lead DE, as of the membership now; its decoding DEs go to `changed` (their
-  // part of a step is recomputed).
+  // The group's live nodes, lead DE and EP group, as of the membership now; its decoding DEs go to `changed`
+  // (their part of a step is recomputed).
   void reshape(DecodeGroupState& g, std::vector<int>& changed);
   // The joins enter their DEs' batches at the group's current step count; returns the DEs they changed.
   void admit(DecodeGroupState& g, std::vector<int>& changed);
@@ -142,7 +145,8 @@ class DecodeService {
   EngineContext& c_;
   Dispatcher* dispatcher_ = nullptr;
   TurnEvents* turns_ = nullptr;
-  cost::EpGroup ep_;  // the decode role's EP group
+  // A group's live GPUs (its DEs on nodes that serve decode now; at least 1).
+  int live_gpus(const DecodeGroupState& g) const;
   std::vector<DecodeEngineState> des_;
   std::vector<DecodeGroupState> groups_;
 };

@@ -328,7 +328,8 @@ void Dispatcher::de_fetcher(int g) {
       // room makes such turns common): the head claims a whole DE (HbmPool::promise), which takes nothing
       // else until the head has decoded alone. The rest of the queue goes on to the group's other DEs,
       // instead of every DE of the group waiting behind the head until one of them is idle.
-      const bool whole = a.empty() && c_.hbm.need(c_.requests[mine.front()]) > c_.hbm.per_de();
+      const bool whole =
+          a.empty() && c_.hbm.need(c_.requests[mine.front()]) > c_.hbm.per_de(de_groups_[g].front());
       if (whole) {
         const int d = whole_de_for(g);
         if (d >= 0) a.emplace_back(0, d);

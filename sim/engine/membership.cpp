@@ -9,6 +9,7 @@ using platform::NodeRole;
 Membership::Membership(const std::vector<NodeRole>& roles, const std::vector<config::EventConfig>& events,
                        int gpus_per_node, bool any_node)
     : role_(roles),
+      initial_(roles),
       draining_(roles.size(), 0),
       down_(roles.size(), 0),
       gpus_per_node_(gpus_per_node),
@@ -37,6 +38,24 @@ std::vector<std::pair<int, int>> Membership::engines(NodeRole r) const {
   std::vector<std::pair<int, int>> out;
   for (int n : engine_nodes(r))
     for (int j = 0; j < gpus_per_node_; ++j) out.emplace_back(n, j);
+  return out;
+}
+
+std::vector<int> Membership::unit_of_engines(NodeRole r, int unit_gpus) const {
+  const std::vector<std::pair<int, int>> all = engines(r);
+  int initial_gpus = 0;
+  for (const auto& [node, gpu] : all) initial_gpus += initial_[node] == r ? 1 : 0;
+  const int units = std::max(1, initial_gpus / std::max(1, unit_gpus));
+  const int deal = std::min(unit_gpus, gpus_per_node_);  // GPUs dealt to one unit at a time
+  std::vector<int> out;
+  int start = 0, joined = 0;
+  for (const auto& [node, gpu] : all) {
+    if (initial_[node] == r) {
+      out.push_back(std::min(units - 1, start++ / std::max(1, unit_gpus)));
+    } else {
+      out.push_back((joined++ / std::max(1, deal)) % units);
+    }
+  }
   return out;
 }
 

@@ -50,6 +50,12 @@ class Membership {
     return r == platform::NodeRole::kPrefill ? pe_nodes_ : de_nodes_;
   }
   std::vector<std::pair<int, int>> engines(platform::NodeRole r) const;
+  // Deployment units (config/units.h): the unit of each engine of role r, in engines(r) order. The GPUs of
+  // the role's nodes at the start fill units of `unit_gpus` in platform order; a node that joins the role
+  // later (a role change, the autoscaler) is dealt to the units in turn, in platform order, a node at a time
+  // (a unit's GPUs at a time for units within a node). REQUIRES: the role's GPUs at the start are a
+  // multiple of unit_gpus >= 1.
+  std::vector<int> unit_of_engines(platform::NodeRole r, int unit_gpus) const;
   // Bumped at every switch, failure and recovery: the services re-read their live engines when it changes.
   uint64_t epoch() const { return epoch_; }
 
@@ -81,6 +87,7 @@ class Membership {
 
  private:
   std::vector<platform::NodeRole> role_;
+  std::vector<platform::NodeRole> initial_;  // each node's role at the start
   std::vector<char> draining_, down_;
   std::vector<int> pe_nodes_, de_nodes_;
   int gpus_per_node_ = 1;

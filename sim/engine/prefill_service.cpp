@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "sim/config/units.h"
 #include "sim/cost/batch_quota.h"
 #include "sim/cost/compute_plan.h"
 #include "sim/engine/de_buffer.h"
@@ -74,16 +75,30 @@ PrefillService::PrefillService(EngineContext& ctx)
     pe.gpu = gpu;
     pes_.push_back(pe);
   }
-  // DP-attention groups: an EP model's PEs run their passes in groups of prefill_dp_group_gpus
-  // consecutive GPUs (node-major numbering: a group of g fills one node; 0 = the EP group, every PE GPU:
-  // with role changes, of every node that serves prefill at some time, the group's live part passing);
-  // other models alone.
-  const int dp = c_.sc.cluster.prefill_dp_group_gpus;
-  const int group_gpus = m.weight_shards > 1 ? (dp == 0 ? static_cast<int>(pes_.size()) : dp) : 1;
+  // Units (config/units.h) and DP-attention groups: an EP model's PEs run their passes in groups of
+  // prefill_dp_group_gpus consecutive GPUs of their unit (node-major numbering: a group of g fills one node;
+  // 0 = the whole unit: with role changes, of every node that serves prefill at some time in the unit, the
+  // group's live part passing); other models alone.
+  const bool ep_model = m.weight_shards > 1;
+  const std::vector<int> unit_of =
+      ep_model ? c_.members.unit_of_engines(platform::NodeRole::kPrefill,
+                                            config::unit_gpus(c_.sc, config::UnitRole::kPrefill))
+               : std::vector<int>();
+  int units = 0;
   for (auto& pe : pes_) {
-    pe.pass_group = pe.id / group_gpus;
-    if (pe.pass_group >= static_cast<int>(pass_groups_.size())) pass_groups_.resize(pe.pass_group + 1);
-    pass_groups_[pe.pass_group].push_back(pe.id);
+    pe.unit = ep_model ? unit_of[pe.id] : pe.id;
+    units = std::max(units, pe.unit + 1);
+  }
+  std::vector<std::vector<int>> unit_pes(units);
+  for (const auto& pe : pes_) unit_pes[pe.unit].push_back(pe.id);
+  const int dp = c_.sc.cluster.prefill_dp_group_gpus;
+  for (const auto& members : unit_pes) {
+    const size_t size = dp == 0 ? members.size() : static_cast<size_t>(dp);
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (i % size == 0) pass_groups_.emplace_back();
+      pass_groups_.back().push_back(members[i]);
+      pes_[members[i]].pass_group = static_cast<int>(pass_groups_.size()) - 1;
+    }
   }
   for (auto& g : pass_groups_) {
     auto cv = sg4::ConditionVariable::create();
@@ -91,19 +106,27 @@ PrefillService::PrefillService(EngineContext& ctx)
   }
   c_.buffers.set_pe_waker([this](int pe) { pes_[pe].cv->notify_all(); });
   in_pass_.assign(c_.h.nodes.size(), 0);
-  if (c_.sc.policy.batching == "quota") limits_.quota_s = c_.sc.policy.compute_quota_s;
-  resize();
+  cost::BatchLimits limits;
+  if (c_.sc.policy.batching == "quota") limits.quota_s = c_.sc.policy.compute_quota_s;
   // HBM per token that must be resident: every layer (Basic), or two layers (layerwise: the layer
   // computing and the next one loading), whatever the simulation's granularity.
-  limits_.hbm_bytes_per_token = c_.sc.policy.layerwise ? 2 * c_.kv_token_layer : c_.kv_token;
+  limits.hbm_bytes_per_token = c_.sc.policy.layerwise ? 2 * c_.kv_token_layer : c_.kv_token;
+  unit_ep_.resize(units);
+  unit_limits_.assign(units, limits);
+  resize();
 }
 
 void PrefillService::resize() {
-  // The role's EP group is its live GPUs: they share the experts (the weights per GPU, hence the HBM left
-  // for KV, and each GPU's part of the routed work).
-  ep_ = cost::ep_group(c_.sc.model, c_.sc.hardware, c_.members.live_gpus(platform::NodeRole::kPrefill));
-  hbm_kv_ = cost::hbm_kv_bytes_per_gpu(c_.sc.model, c_.sc.hardware, ep_.gpus);
-  limits_.hbm_bytes = hbm_kv_;
+  // A unit's EP group is its live GPUs: they share the experts (the weights per GPU, hence the HBM left for
+  // KV, and each GPU's part of the routed work). A unit that lost a node spreads its weights over the GPUs
+  // left; one that gained a node over more.
+  std::vector<int> live(unit_ep_.size(), 0);
+  for (const auto& pe : pes_)
+    live[pe.unit] += c_.members.serves(pe.node, platform::NodeRole::kPrefill) ? 1 : 0;
+  for (size_t u = 0; u < unit_ep_.size(); ++u) {
+    unit_ep_[u] = cost::ep_group(c_.sc.model, c_.sc.hardware, std::max(1, live[u]));
+    unit_limits_[u].hbm_bytes = cost::hbm_kv_bytes_per_gpu(c_.sc.model, c_.sc.hardware, unit_ep_[u].gpus);
+  }
 }
 
 bool PrefillService::holds_nothing(int node) const {
@@ -148,7 +171,7 @@ bool PrefillService::has_work(const PrefillEngineState& pe) const {
 // pe's batch for the next pass (FIFO; requests whose DE-side space does not fit keep their place).
 void PrefillService::form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch,
                                 std::vector<cost::Chunk>& chunks) {
-  cost::QuotaBatchFormer former(c_.sc.model, c_.sc.hardware, limits_);
+  cost::QuotaBatchFormer former(c_.sc.model, c_.sc.hardware, unit_limits_[pe.unit]);
   std::vector<RequestId> skipped;
   while (!pe.ready.empty() && !former.closed()) {
     const RequestId id = pe.ready.front();
@@ -261,7 +284,7 @@ void PrefillService::pass_loop(int group) {
     c_.run.release(lock);
 
     const double now0 = now();
-    const cost::PassPlan plan = cost::prefill_pass(m, c_.sc.hardware, chunks, ep_);
+    const cost::PassPlan plan = cost::prefill_pass(m, c_.sc.hardware, chunks, unit_ep_[pes_[all[0]].unit]);
     double sum_attention = 0, max_attention = 0;
     for (size_t i = 0; i < n; ++i) {
       sum_attention += plan.attention_s[i];

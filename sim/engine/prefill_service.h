@@ -1,8 +1,10 @@
-// PrefillService: the prefill engines (one per GPU of the prefill nodes) and their forward passes. One
-// actor per DP-attention group: an EP model's PE GPUs run each layer together, because DP attention is
-// followed by the EP MoE exchange (DualPath §6.2): by default the whole EP group (every PE GPU), or
-// cluster.prefill_dp_group_gpus of them; other models run each GPU on its own. Each GPU of an EP group that
-// spans nodes sends its share of the exchange through its CNIC as a collective flow (transport.h).
+// PrefillService: the prefill engines (one per GPU of the prefill nodes) and their forward passes. An EP
+// model's PE GPUs are split into deployment units (config/units.h): each unit is one EP group, whose live
+// GPUs share the experts (the weights per GPU, the HBM left for KV, each GPU's routed work). One actor per
+// DP-attention group: an EP model's PE GPUs run each layer together, because DP attention is followed by the
+// EP MoE exchange (DualPath §6.2): by default the whole unit, or cluster.prefill_dp_group_gpus of its GPUs;
+// other models run each GPU on its own. Each GPU of an EP group that spans nodes sends its share of the
+// exchange through its CNIC as a collective flow (transport.h).
 //
 // A pass: every GPU of the group forms its batch FIFO from its requests whose KV is in a buffer, under
 // the compute quota (§6.2) with the last request chunked by binary search (cost/batch_quota.h); the
@@ -30,6 +32,7 @@ class Dispatcher;
 struct PrefillEngineState {
   int id = 0, node = 0, gpu = 0;
   int pass_group = 0;           // the DP-attention group whose forward passes it runs in (shares its cv)
+  int unit = 0;                 // its deployment unit (EP group)
   std::deque<RequestId> ready;  // KV in a buffer: may join a forward batch
   double busy_s = 0;            // compute time (SimGrid executions)
   simgrid::s4u::ConditionVariablePtr cv;  // the pass group's
@@ -50,8 +53,11 @@ class PrefillService {
 
   // The request's KV is in its buffers (or it has nothing to read): it may join its PE's batches.
   void ready(RequestId id);
-  // The prefill role's nodes changed (a role change): its EP group and the HBM left for KV follow them.
+  // The prefill role's nodes changed (a role change, a failure): each unit's EP group (its live GPUs) and
+  // the HBM left for KV follow them.
   void resize();
+  // The units (EP groups) and each PE's.
+  int units() const { return static_cast<int>(unit_ep_.size()); }
   // Whether the PEs on `node` hold no request and its GPUs are in no pass (a draining node:
   // control/role_changes.h).
   bool idle(int node) const;
@@ -85,9 +91,8 @@ class PrefillService {
   DecodeService* decode_ = nullptr;
   Dispatcher* dispatcher_ = nullptr;
   TurnEvents* turns_ = nullptr;
-  double hbm_kv_ = 0;
-  cost::EpGroup ep_;          // the prefill role's EP group
-  cost::BatchLimits limits_;  // a GPU's batch: the compute quota and its HBM for KV
+  std::vector<cost::EpGroup> unit_ep_;          // per unit: its EP group (its live GPUs)
+  std::vector<cost::BatchLimits> unit_limits_;  // per unit: a GPU's batch: the compute quota, its HBM for KV
   std::vector<PrefillEngineState> pes_;
   std::vector<std::vector<int>> pass_groups_;  // PEs per DP-attention group
   std::vector<int> in_pass_;                   // per node: passes in progress that its GPUs are in

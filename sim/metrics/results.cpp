@@ -113,4 +113,27 @@ nlohmann::json cost_summary(const CostInputs& in) {
           {"per_agent_task", per(tasks)}};
 }
 
+nlohmann::json units_summary(int gpus_each, const std::vector<UnitGpu>& gpus, double duration_s) {
+  int count = 0;
+  for (const auto& g : gpus) count = std::max(count, g.unit + 1);
+  std::vector<double> busy(count, 0.0), n(count, 0.0);
+  for (const auto& g : gpus) {
+    busy[g.unit] += g.busy_s;
+    n[g.unit] += 1;
+  }
+  std::vector<double> per_unit(count, 0.0);
+  double sum = 0, lo = 0, hi = 0;
+  for (int u = 0; u < count; ++u) {
+    per_unit[u] = duration_s > 0 && n[u] > 0 ? busy[u] / n[u] / duration_s : 0;
+    sum += per_unit[u];
+    lo = u == 0 ? per_unit[u] : std::min(lo, per_unit[u]);
+    hi = u == 0 ? per_unit[u] : std::max(hi, per_unit[u]);
+  }
+  return {{"count", count},
+          {"gpus_each", gpus_each},
+          {"utilization",
+           {{"mean", count > 0 ? sum / count : 0.0}, {"min", lo}, {"max", hi}, {"spread", hi - lo}}},
+          {"per_unit", per_unit}};
+}
+
 }  // namespace sim::metrics

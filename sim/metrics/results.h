@@ -59,4 +59,15 @@ struct CostInputs {
 // fraction of the mean trajectory it completed. A ratio whose denominator is 0 is null.
 nlohmann::json cost_summary(const CostInputs& in);
 
+// summary.units.<role>: the role's deployment units (config/units.h). `gpus`: per GPU of the role, its unit
+// and its busy seconds over a run of `duration_s`. {count, gpus_each (of the units at the start: the
+// resolved unit size), utilization: {mean, min, max, spread = max - min} over the units' mean GPU
+// utilisation, per_unit: [that mean per unit]}. A unit's GPUs on nodes that never served the role (engines
+// built for a role change) count in it. REQUIRES: every unit index in [0, count).
+struct UnitGpu {
+  int unit = 0;
+  double busy_s = 0;
+};
+nlohmann::json units_summary(int gpus_each, const std::vector<UnitGpu>& gpus, double duration_s);
+
 }  // namespace sim::metrics

@@ -6,15 +6,16 @@ namespace sim::resources {
 
 HbmPool::HbmPool(engine::LoadBook& book, int des, double per_de_bytes, double kv_bytes_per_token)
     : book_(book),
-      per_de_(per_de_bytes),
+      per_de_(des, per_de_bytes),
+      initial_(per_de_bytes),
       kv_token_(kv_bytes_per_token),
       whole_claimed_(des, 0),
       refused_(des, 0),
       staged_(des, 0) {}
 
-void HbmPool::set_per_de(double bytes) {
-  for (int de = 0; de < static_cast<int>(staged_.size()); ++de) book_.free_hbm(de) += bytes - per_de_;
-  per_de_ = bytes;
+void HbmPool::set_per_de(int de, double bytes) {
+  book_.free_hbm(de) += bytes - per_de_[de];
+  per_de_[de] = bytes;
 }
 
 void HbmPool::stage(int de, double bytes) {
@@ -25,7 +26,7 @@ void HbmPool::stage(int de, double bytes) {
 }
 
 void HbmPool::promise(engine::Request& r, int de, bool whole, double now) {
-  r.hbm_bytes = whole ? per_de_ : std::min(need(r), book_.free_hbm(de));
+  r.hbm_bytes = whole ? per_de_[de] : std::min(need(r), book_.free_hbm(de));
   book_.free_hbm(de) -= r.hbm_bytes;
   r.hbm_whole_de = whole;
   r.t_hbm = now;
@@ -35,7 +36,7 @@ void HbmPool::promise(engine::Request& r, int de, bool whole, double now) {
 
 bool HbmPool::can_allocate(const engine::Request& r, int de) const {
   const double free = book_.free_hbm(de);
-  return need(r) <= free || free >= per_de_ - 1;
+  return need(r) <= free || free >= per_de_[de] - 1;
 }
 
 void HbmPool::allocate(engine::Request& r, int de, double now) {
@@ -58,7 +59,7 @@ void HbmPool::release(engine::Request& r, int de) {
 
 double HbmPool::held() const {
   double held = 0;
-  for (const auto& d : book_.view().des) held += per_de_ - d.free_hbm;
+  for (const auto& d : book_.view().des) held += per_de_[d.id] - d.free_hbm;
   return held;
 }
 

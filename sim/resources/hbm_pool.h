@@ -23,10 +23,12 @@ class HbmPool {
   // `book` holds the free bytes. REQUIRES: per_de_bytes >= 0; `book` outlives the pool.
   HbmPool(engine::LoadBook& book, int des, double per_de_bytes, double kv_bytes_per_token);
 
-  double per_de() const { return per_de_; }
-  // Every DE's HBM for KV becomes `bytes` (the decode role's EP group changed size): its free bytes move by
-  // the difference; a DE left holding more than that takes nothing until enough is released.
-  void set_per_de(double bytes);
+  // HBM for KV of `de`, and at the start (every DE alike: units of one size).
+  double per_de(int de) const { return per_de_[de]; }
+  double per_de() const { return initial_; }
+  // The DE's HBM for KV becomes `bytes` (its unit's EP group changed size): its free bytes move by the
+  // difference; a DE left holding more than that takes nothing until enough is released.
+  void set_per_de(int de, double bytes);
   double free(int de) const { return book_.free_hbm(de); }
   // HBM a request's decode needs: its whole context's KV.
   double need(const engine::Request& r) const { return (r.hit + r.miss + r.gen) * kv_token_; }
@@ -62,7 +64,8 @@ class HbmPool {
  private:
   void stage(int de, double bytes);
   engine::LoadBook& book_;
-  double per_de_;
+  std::vector<double> per_de_;
+  double initial_;
   double kv_token_;
   std::vector<char> whole_claimed_;
   std::vector<char> refused_;   // per DE: a request was refused HBM there and waits

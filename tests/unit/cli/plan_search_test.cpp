@@ -108,6 +108,25 @@ TEST_CASE("Plan splits: inside the analytic range, thinned evenly, nearest split
   CHECK(plan_splits(10, c, s).size() == 9);
 }
 
+TEST_CASE("Plan splits: units of 2 prefill and 4 decode nodes -> only splits made of whole units") {
+  PlanSpace s;
+  s.max_splits = 100;
+  PlanChoice c = paper_choice();
+  c.unit_p = 2;
+  c.unit_d = 4;
+  // 12 nodes: P even and D a multiple of 4: 4P8D and 8P4D (P/D 1/2 and 2, both inside [1/7, 7/2]); 2P10D,
+  // 6P6D and 10P2D, whole nodes but not whole units, are left out.
+  const auto twelve = plan_splits(12, c, s);
+  REQUIRE(twelve.size() == 2);
+  CHECK(twelve[0].p == 4);
+  CHECK(twelve[1].p == 8);
+  // 7 nodes split into no units (P even and D a multiple of 4 make an even sum): nothing to search, even
+  // when the range would otherwise give its nearest split.
+  CHECK(plan_splits(7, c, s).empty());
+  s.prune = false;
+  CHECK(plan_splits(6, c, s).size() == 1);  // 2P4D only
+}
+
 TEST_CASE("Plan search, SLO goal: random monotone feasibility -> the brute-force answer, with fewer runs") {
   std::mt19937_64 rng(7);
   int compared = 0;

@@ -95,7 +95,9 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["name"] == "minimal");
   CHECK(r["cluster"]["prefill_nodes"] == 2);
   CHECK(r["cluster"]["dram_buffer_bytes"] == 80e9);
-  CHECK(r["cluster"].size() == 5);
+  CHECK(r["cluster"].size() == 7);
+  CHECK(r["cluster"]["prefill_ep_gpus"] == 1);  // tiny-model holds the whole model per GPU: units of one GPU
+  CHECK(r["cluster"]["decode_ep_gpus"] == 1);
   CHECK(r["cluster"]["de_buffer"] == "dram");
   CHECK(r["workload"]["generator"]["dataset"] == "64k");
   CHECK(r["workload"]["trace"] == "");

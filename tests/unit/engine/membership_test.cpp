@@ -1,7 +1,7 @@
 // Membership (engine/membership.h): which nodes have engines of each role, and the live counts.
-#include <catch2/catch.hpp>
-
 #include "sim/engine/membership.h"
+
+#include <catch2/catch.hpp>
 
 using sim::engine::Membership;
 using sim::platform::NodeRole;
@@ -55,4 +55,29 @@ TEST_CASE("Membership: the nodes a role change names get engines of both roles, 
   CHECK_FALSE(m.draining(3));
   CHECK(m.live_nodes(NodeRole::kPrefill) == 3);
   CHECK(m.live_nodes(NodeRole::kDecode) == 2);
+}
+
+TEST_CASE("Membership: units -> the role's nodes at the start fill units in order, joiners are dealt in turn",
+          "[unit]") {
+  // 2 GPUs per node; decode nodes 2, 3, 4 at the start; node 1 changes to decode later.
+  const Membership m(k2p3d, {change({1}, "decode")}, 2);
+  // Decode engines in platform order: node 1 (a joiner), then nodes 2, 3, 4.
+  // Units of 2 GPUs (one node): nodes 2, 3, 4 are units 0, 1, 2; node 1 joins unit 0.
+  CHECK(m.unit_of_engines(NodeRole::kDecode, 2) == std::vector<int>{0, 0, 0, 0, 1, 1, 2, 2});
+  // Units of 6 GPUs (the whole role at the start): one unit, the joiner in it.
+  CHECK(m.unit_of_engines(NodeRole::kDecode, 6) == std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0});
+  // Units of 1 GPU (within a node): 6 units, GPU by GPU; the joiner's GPUs go to units 0 and 1.
+  CHECK(m.unit_of_engines(NodeRole::kDecode, 1) == std::vector<int>{0, 1, 0, 1, 2, 3, 4, 5});
+  // Prefill: nodes 0 and 1 at the start, units of one node each; node 1 leaves later but stays in unit 1.
+  CHECK(m.unit_of_engines(NodeRole::kPrefill, 2) == std::vector<int>{0, 0, 1, 1});
+}
+
+TEST_CASE("Membership: units with several joiners -> dealt round robin over the units, a node at a time",
+          "[unit]") {
+  // 1 GPU per node; prefill nodes 0, 1, decode nodes 2..5; nodes 0 and 1 both change to decode.
+  const std::vector<NodeRole> roles = {NodeRole::kPrefill, NodeRole::kPrefill, NodeRole::kDecode,
+                                       NodeRole::kDecode,  NodeRole::kDecode,  NodeRole::kDecode};
+  const Membership m(roles, {change({0, 1}, "decode")}, 1);
+  // Decode units of 2 GPUs: nodes 2, 3 -> unit 0; 4, 5 -> unit 1; joiner 0 -> unit 0, joiner 1 -> unit 1.
+  CHECK(m.unit_of_engines(NodeRole::kDecode, 2) == std::vector<int>{0, 1, 0, 0, 1, 1});
 }
