@@ -181,3 +181,38 @@ TEST_CASE("Node failure: the dualpath scheduler places nothing on a failed decod
   }
   CHECK(after >= restarted);
 }
+
+TEST_CASE("Node failure: with one-node prefill units only the failed node's unit loses its pass", "[e2e]") {
+  e2e::Scratch tmp;
+  const std::string base_csv = (tmp.dir / "base.csv").string(), csv = (tmp.dir / "r.csv").string();
+  // The case above with the model's units (8 GPUs: one node each): nodes 0 and 1 are two EP groups, each
+  // with its own pass. Node 1 fails at 0.007 s: its 8 first turns are lost and restart; node 0's pass is
+  // not undone, so its first turns keep the first tokens they had without the failure.
+  const std::vector<std::string> sets = {"cluster.decode_nodes=2",    "workload.trace=sixteen_agents.jsonl",
+                                         "workload.agents=16",        "policy.layerwise=true",
+                                         "cluster.prefill_ep_gpus=8", "cluster.decode_ep_gpus=8"};
+  auto with = sets;
+  with.push_back("outputs.requests=" + base_csv);
+  const auto b = e2e::run_ok(kEp, with);
+  CHECK(b.at("summary").at("units").at("prefill").at("count") == 2);
+  const auto base = turns_once(base_csv);
+  with = sets;
+  with.push_back("events=[" + node_event("node_down", 0.007, "[1]") + "]");
+  with.push_back("outputs.requests=" + csv);
+  const auto j = e2e::run_ok(kEp, with);
+  const auto rec = turns_once(csv);
+  CHECK(rec.size() == 128);
+  const auto& f = j.at("summary").at("failures");
+  CHECK(f.at("prefill_passes_failed") == 1);
+  CHECK(f.at("requests_restarted") == 8);
+  int kept = 0;
+  for (int a = 0; a < 16; ++a) {
+    if (base.at({a, 0})[17] != "0") continue;  // its first turn was prefilled on node 1
+    INFO("agent " << a);
+    REQUIRE(std::stod(base.at({a, 0})[6]) < 0.007);  // in the first pass, which ends after the failure
+    REQUIRE(std::stod(base.at({a, 0})[7]) > 0.007);
+    CHECK(rec.at({a, 0})[7] == base.at({a, 0})[7]);  // the same first token: node 0's pass went on
+    kept++;
+  }
+  CHECK(kept == 8);
+}
