@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sim/config/scenario.h"
+#include "sim/cost/compute_model.h"
 
 namespace sim::config {
 
@@ -22,7 +23,7 @@ int role_nodes(const ScenarioConfig& sc, UnitRole r) {
 
 // Whether `gpus` GPUs of one EP group hold the model's weights with room left for KV.
 bool weights_fit(const ModelSpec& m, const HardwareSpec& hw, int gpus) {
-  return m.weight_bytes_per_gpu(gpus) + m.hbm_reserve_bytes < hw.gpu_hbm_bytes;
+  return cost::hbm_kv_bytes_per_gpu(m, hw, gpus) > 0;
 }
 
 // The unit sizes (GPUs) that split `role_gpus` and hold the weights, ascending.
@@ -62,10 +63,6 @@ int unit_gpus(const ScenarioConfig& sc, UnitRole r) {
   return unit_gpus(ep_field(sc, r), role_nodes(sc, r) * sc.hardware.gpus_per_node);
 }
 
-int units(const ScenarioConfig& sc, UnitRole r) {
-  return role_nodes(sc, r) * sc.hardware.gpus_per_node / unit_gpus(sc, r);
-}
-
 bool splits(int ep_gpus, int gpus_per_node, int nodes) {
   return ep_gpus == 0 || (nodes * gpus_per_node) % ep_gpus == 0;
 }
@@ -90,9 +87,8 @@ Status check_units(const ScenarioConfig& sc) {
     }
     if (m.weight_shards > 1 && ep > 0 && g % ep != 0 && ep % g != 0)
       return Status::error(
-          fmt::format("{}: {}: expected a divisor or a multiple of the {} GPUs per node of {} (or 0: one "
-                      "unit spanning the "
-                      "role), got {}",
+          fmt::format("{}: {}: expected a divisor or a multiple of the {} GPUs per node of {} "
+                      "(or 0: one unit spanning the role), got {}",
                       sc.file, field, g, sc.hardware_file, ep));
     const int u = unit_gpus(ep, role_gpus);
     if (!splits(ep, g, nodes)) {
@@ -120,8 +116,7 @@ Status check_units(const ScenarioConfig& sc) {
         u % sc.cluster.prefill_dp_group_gpus != 0)
       return Status::error(
           fmt::format("{}: cluster.prefill_dp_group_gpus: expected 0 or a divisor of the prefill unit's {} "
-                      "GPUs (a DP-attention "
-                      "group stays inside its unit), got {}",
+                      "GPUs (a DP-attention group stays inside its unit), got {}",
                       sc.file, u, sc.cluster.prefill_dp_group_gpus));
   }
   return Status::ok();

@@ -33,7 +33,6 @@ inline int unit_gpus(int ep_gpus, int role_gpus) {
 }
 // Of a resolved scenario, at its cluster's counts.
 int unit_gpus(const ScenarioConfig& sc, UnitRole r);
-int units(const ScenarioConfig& sc, UnitRole r);
 
 // Whether `nodes` nodes of g GPUs split into whole units of `ep_gpus` (0 = the whole role: always).
 bool splits(int ep_gpus, int gpus_per_node, int nodes);

@@ -59,6 +59,11 @@ struct EngineContext {
   metrics::RequestLog* request_log = nullptr;  // outputs.requests, or null
 };
 
+// The deployment unit (config/units.h) of each engine of role r, in Membership::engines(r) order: for an EP
+// model Membership::unit_of_engines at the scenario's unit size; a model that holds its whole weights on
+// every GPU runs each engine alone (its own unit, joiners too).
+std::vector<int> engine_units(const EngineContext& c, platform::NodeRole r);
+
 // Sleeps `seconds` of simulated time, counted as a timed activity (the watchdog's sign of progress).
 void timed_sleep(EngineContext& c, double seconds);
 

@@ -5,7 +5,6 @@
 #include <optional>
 #include <simgrid/simix.hpp>
 
-#include "sim/config/units.h"
 #include "sim/core/check.h"
 #include "sim/cost/compute_plan.h"
 #include "sim/engine/de_buffer.h"
@@ -31,13 +30,9 @@ DecodeService::DecodeService(EngineContext& ctx) : c_(ctx) {
     de.cv_persist = sg4::ConditionVariable::create();
     des_.push_back(de);
   }
-  const bool ep_model = c_.sc.model.weight_shards > 1;
-  const std::vector<int> unit_of =
-      ep_model ? c_.members.unit_of_engines(platform::NodeRole::kDecode,
-                                            config::unit_gpus(c_.sc, config::UnitRole::kDecode))
-               : std::vector<int>();
+  const std::vector<int> unit_of = engine_units(c_, platform::NodeRole::kDecode);
   for (auto& de : des_) {
-    de.group = ep_model ? unit_of[de.id] : de.id;
+    de.group = unit_of[de.id];
     if (de.group >= static_cast<int>(groups_.size())) groups_.resize(de.group + 1);
     groups_[de.group].des.push_back(de.id);
   }

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <utility>
 
-#include "sim/config/units.h"
 #include "sim/cost/batch_quota.h"
 #include "sim/cost/compute_plan.h"
 #include "sim/engine/de_buffer.h"
@@ -67,7 +66,6 @@ class GroupCompute : public PassCompute {
 
 PrefillService::PrefillService(EngineContext& ctx)
     : c_(ctx), pipeline_(ctx.sc.policy.layerwise, ctx.sc.sim.layer_group) {
-  const auto& m = c_.sc.model;
   for (const auto& [node, gpu] : c_.members.engines(platform::NodeRole::kPrefill)) {
     PrefillEngineState pe;
     pe.id = static_cast<int>(pes_.size());
@@ -79,14 +77,10 @@ PrefillService::PrefillService(EngineContext& ctx)
   // prefill_dp_group_gpus consecutive GPUs of their unit (node-major numbering: a group of g fills one node;
   // 0 = the whole unit: with role changes, of every node that serves prefill at some time in the unit, the
   // group's live part passing); other models alone.
-  const bool ep_model = m.weight_shards > 1;
-  const std::vector<int> unit_of =
-      ep_model ? c_.members.unit_of_engines(platform::NodeRole::kPrefill,
-                                            config::unit_gpus(c_.sc, config::UnitRole::kPrefill))
-               : std::vector<int>();
+  const std::vector<int> unit_of = engine_units(c_, platform::NodeRole::kPrefill);
   int units = 0;
   for (auto& pe : pes_) {
-    pe.unit = ep_model ? unit_of[pe.id] : pe.id;
+    pe.unit = unit_of[pe.id];
     units = std::max(units, pe.unit + 1);
   }
   std::vector<std::vector<int>> unit_pes(units);

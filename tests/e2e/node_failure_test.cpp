@@ -42,6 +42,40 @@ std::map<std::pair<int, int>, std::vector<std::string>> turns_once(const std::st
   return out;
 }
 
+// DS 27B on 2P2D (kEp plus `extra` sets), sixteen agents whose first turns are all in the first pass: the
+// run without a failure, and the run with node 1 down at 0.007 s, during that pass. Checks what both cases
+// share: every turn recorded once, one pass failed, the 8 first turns on node 1 restarted.
+struct FirstPassFailure {
+  std::map<std::pair<int, int>, std::vector<std::string>> base, rec;
+  nlohmann::json result;  // of the run with the failure
+};
+FirstPassFailure first_pass_failure(const std::vector<std::string>& extra) {
+  e2e::Scratch tmp;
+  const std::string base_csv = (tmp.dir / "base.csv").string(), csv = (tmp.dir / "r.csv").string();
+  std::vector<std::string> sets = {"cluster.decode_nodes=2", "workload.trace=sixteen_agents.jsonl",
+                                   "workload.agents=16", "policy.layerwise=true"};
+  sets.insert(sets.end(), extra.begin(), extra.end());
+  FirstPassFailure out;
+  auto with = sets;
+  with.push_back("outputs.requests=" + base_csv);
+  e2e::run_ok(kEp, with);
+  out.base = turns_once(base_csv);
+  for (int a = 0; a < 16; ++a) {
+    REQUIRE(std::stod(out.base.at({a, 0})[6]) < 0.007);  // in the first pass
+    REQUIRE(std::stod(out.base.at({a, 0})[7]) > 0.007);  // which ends after the failure
+  }
+  with = sets;
+  with.push_back("events=[" + node_event("node_down", 0.007, "[1]") + "]");
+  with.push_back("outputs.requests=" + csv);
+  out.result = e2e::run_ok(kEp, with);
+  out.rec = turns_once(csv);
+  CHECK(out.rec.size() == 128);
+  const auto& f = out.result.at("summary").at("failures");
+  CHECK(f.at("prefill_passes_failed") == 1);
+  CHECK(f.at("requests_restarted") == 8);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("Node failure: a prefill node fails while it reads, and the turn reads again on the other",
@@ -123,38 +157,18 @@ TEST_CASE("Node failure: a decode node fails mid-decode, and the turn starts ove
 }
 
 TEST_CASE("Node failure: a lock-step prefill pass across two nodes fails on both and runs again", "[e2e]") {
-  e2e::Scratch tmp;
-  const std::string base_csv = (tmp.dir / "base.csv").string(), csv = (tmp.dir / "r.csv").string();
   // DS 27B on 2P2D: the prefill EP group spans both prefill nodes, one pass for all 16 PEs. Sixteen agents'
   // first turns are in the first pass when node 1 fails at 0.007 s: the 8 on node 1 are lost, the 8 on
   // node 0 go back to their queues and are prefilled again.
-  const std::vector<std::string> sets = {"cluster.decode_nodes=2", "workload.trace=sixteen_agents.jsonl",
-                                         "workload.agents=16", "policy.layerwise=true"};
-  auto with = sets;
-  with.push_back("outputs.requests=" + base_csv);
-  e2e::run_ok(kEp, with);
-  const auto base = turns_once(base_csv);
+  const FirstPassFailure r = first_pass_failure({});
   double base_first = 0;
-  for (int a = 0; a < 16; ++a) {
-    REQUIRE(std::stod(base.at({a, 0})[6]) < 0.007);  // in the first pass
-    REQUIRE(std::stod(base.at({a, 0})[7]) > 0.007);  // which ends after the failure
-    base_first = std::max(base_first, std::stod(base.at({a, 0})[7]));
-  }
-  with = sets;
-  with.push_back("events=[" + node_event("node_down", 0.007, "[1]") + "]");
-  with.push_back("outputs.requests=" + csv);
-  const auto j = e2e::run_ok(kEp, with);
-  const auto rec = turns_once(csv);
-  CHECK(rec.size() == 128);
-  const auto& f = j.at("summary").at("failures");
-  CHECK(f.at("prefill_passes_failed") == 1);
-  CHECK(f.at("requests_restarted") == 8);
-  CHECK(j.at("events")[0].at("lost_in").at("prefill") == 8);
+  for (int a = 0; a < 16; ++a) base_first = std::max(base_first, std::stod(r.base.at({a, 0})[7]));
+  CHECK(r.result.at("events")[0].at("lost_in").at("prefill") == 8);
   // Every first turn is prefilled on node 0 after the failed pass: none has its first token from it.
   for (int a = 0; a < 16; ++a) {
     INFO("agent " << a);
-    CHECK(rec.at({a, 0})[17] == "0");
-    CHECK(std::stod(rec.at({a, 0})[7]) > base_first);
+    CHECK(r.rec.at({a, 0})[17] == "0");
+    CHECK(std::stod(r.rec.at({a, 0})[7]) > base_first);
   }
 }
 
@@ -183,35 +197,16 @@ TEST_CASE("Node failure: the dualpath scheduler places nothing on a failed decod
 }
 
 TEST_CASE("Node failure: with one-node prefill units only the failed node's unit loses its pass", "[e2e]") {
-  e2e::Scratch tmp;
-  const std::string base_csv = (tmp.dir / "base.csv").string(), csv = (tmp.dir / "r.csv").string();
   // The case above with the model's units (8 GPUs: one node each): nodes 0 and 1 are two EP groups, each
   // with its own pass. Node 1 fails at 0.007 s: its 8 first turns are lost and restart; node 0's pass is
   // not undone, so its first turns keep the first tokens they had without the failure.
-  const std::vector<std::string> sets = {"cluster.decode_nodes=2",    "workload.trace=sixteen_agents.jsonl",
-                                         "workload.agents=16",        "policy.layerwise=true",
-                                         "cluster.prefill_ep_gpus=8", "cluster.decode_ep_gpus=8"};
-  auto with = sets;
-  with.push_back("outputs.requests=" + base_csv);
-  const auto b = e2e::run_ok(kEp, with);
-  CHECK(b.at("summary").at("units").at("prefill").at("count") == 2);
-  const auto base = turns_once(base_csv);
-  with = sets;
-  with.push_back("events=[" + node_event("node_down", 0.007, "[1]") + "]");
-  with.push_back("outputs.requests=" + csv);
-  const auto j = e2e::run_ok(kEp, with);
-  const auto rec = turns_once(csv);
-  CHECK(rec.size() == 128);
-  const auto& f = j.at("summary").at("failures");
-  CHECK(f.at("prefill_passes_failed") == 1);
-  CHECK(f.at("requests_restarted") == 8);
+  const FirstPassFailure r = first_pass_failure({"cluster.prefill_ep_gpus=8", "cluster.decode_ep_gpus=8"});
+  CHECK(r.result.at("summary").at("units").at("prefill").at("count") == 2);
   int kept = 0;
   for (int a = 0; a < 16; ++a) {
-    if (base.at({a, 0})[17] != "0") continue;  // its first turn was prefilled on node 1
+    if (r.base.at({a, 0})[17] != "0") continue;  // its first turn was prefilled on node 1
     INFO("agent " << a);
-    REQUIRE(std::stod(base.at({a, 0})[6]) < 0.007);  // in the first pass, which ends after the failure
-    REQUIRE(std::stod(base.at({a, 0})[7]) > 0.007);
-    CHECK(rec.at({a, 0})[7] == base.at({a, 0})[7]);  // the same first token: node 0's pass went on
+    CHECK(r.rec.at({a, 0})[7] == r.base.at({a, 0})[7]);  // the same first token: node 0's pass went on
     kept++;
   }
   CHECK(kept == 8);
