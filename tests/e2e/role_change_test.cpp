@@ -3,8 +3,8 @@
 // replaying one_agent.jsonl: its turns read 0, 5,100, 7,200 and 8,250 hit tokens and persist their appended
 // and generated tokens (5,100, 2,100, 1,050, 520). round_robin takes the PEs and the DEs that take requests
 // in turn, so which node reads and persists each turn follows from the role changes by hand.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 
 #include "tests/e2e/support.h"
@@ -182,4 +182,35 @@ TEST_CASE("Role change: with the queued dualpath scheduler the drained node's en
     last_on_node1 = std::max(last_on_node1, std::stod(rows[i][7]));
   }
   CHECK(n.at("switched_at_s").get<double>() == Approx(last_on_node1).epsilon(1e-12));
+}
+
+TEST_CASE("Role change: with one-node units a prefill node that joins decode joins one unit, not the role",
+          "[e2e]") {
+  // ep_2p1d.json on 2P2D with the model's units (8 GPUs: one node each): decode units 0 (node 2) and 1
+  // (node 3). The turn decodes on DE 0, in unit 0. Node 1 joins decode at 0.05 s and is dealt to unit 0
+  // (membership.h), which then spans two nodes and exchanges over both nodes' CNICs; unit 1 stays in node 3
+  // and exchanges nothing over its CNICs; the one-node prefill units never did.
+  const std::string ep = e2e::case_file("ep_2p1d.json");
+  const std::vector<std::string> units = {"cluster.decode_nodes=2", "cluster.prefill_ep_gpus=8",
+                                          "cluster.decode_ep_gpus=8"};
+  auto cnic_bytes = [](const nlohmann::json& j, int node, int gpu) {
+    for (const auto& l : j.at("resources").at("cnic"))
+      if (l.at("node") == node && l.at("gpu") == gpu && l.at("direction") == "write")
+        return l.at("bytes").get<double>();
+    return -1.0;
+  };
+  const auto before = e2e::run_ok(ep, units);
+  auto sets = units;
+  sets.push_back("events=[" + role_change(0.05, "[1]", "decode") + "]");
+  const auto after = e2e::run_ok(ep, sets);
+  REQUIRE(after.at("events")[0].at("nodes")[0].at("switched_at_s").get<double>() == Approx(0.05));
+  CHECK(after.at("summary").at("units").at("decode").at("count") == 2);
+  // GPU 1 of each node carries no KV (the turn's KV goes through GPU 0s): only exchange, if any.
+  CHECK(cnic_bytes(before, 2, 1) == 0);
+  const double decode_exchange = cnic_bytes(after, 2, 1);
+  CHECK(decode_exchange > 0);
+  CHECK(cnic_bytes(after, 1, 1) == Approx(decode_exchange).epsilon(1e-9));  // the joiner: unit 0's exchange
+  CHECK(cnic_bytes(after, 3, 1) == 0);                                      // unit 1: within its node
+  CHECK(cnic_bytes(after, 0, 1) == 0);                                      // prefill unit 0: within node 0
+  CHECK(after.at("summary").at("turns_completed") == 1);
 }
