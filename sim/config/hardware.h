@@ -5,10 +5,26 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/core/status.h"
 
 namespace sim::config {
+
+// How a layer's EP exchange overlaps its compute (the scenario's policy.ep_overlap; models/llm/README.md,
+// "Fixed costs and overlap"): two micro-batches, each layer's exchange of one hidden behind the other's
+// compute (DeepSeek's inference system); none (compute, then exchange); ideal (the exchange free beside
+// the compute, without the micro-batches' cost).
+enum class EpOverlap { kTwoMicroBatches, kNone, kIdeal };
+
+// The fixed time of one MoE layer's dispatch and of its combine beyond their bytes (which are flows), by
+// the EP group's size: points at increasing ep_gpus; between points linear in log2(ep_gpus), clamped at
+// the ends. Empty = no latency.
+struct EpLatencyTable {
+  std::vector<int> ep_gpus;
+  std::vector<double> decode_dispatch_s, decode_combine_s;    // low-latency kernels
+  std::vector<double> prefill_dispatch_s, prefill_combine_s;  // normal kernels
+};
 
 struct HardwareSpec {
   std::string name;
@@ -28,8 +44,16 @@ struct HardwareSpec {
   double k_gemm = 0.6468;               // GEMM FLOPs at the model's precision (DeepGEMM grouped 1,280 T)
   double k_gemm_hbm = 0.7964;           // weight reads of a memory-bound GEMM (DeepGEMM 2,668 GB/s)
   double k_attention_hbm = 0.8955;      // KV reads of memory-bound attention (FlashMLA 3,000 GB/s)
-  double prefill_layer_overhead_s = 0;  // per layer per forward pass, beyond the kernels' rates
+  // The share of those rates a prefill pass reaches in service (attention, indexer and GEMMs alike; not its
+  // exchange or fixed costs); 1 = the kernels' published rates
+  double k_prefill_efficiency = 1.0;
+  double prefill_layer_overhead_s = 0;  // per layer per forward pass (per micro-batch), beyond the rates
+  double decode_layer_overhead_s = 0;   // per layer per decode step (per micro-batch), beyond the rates
   double decode_step_overhead_s = 0;    // per decode step, beyond the kernels' rates
+  EpLatencyTable ep_latency;            // collectives.*: dispatch and combine latency by EP size
+  // Not a hardware-file key: the scenario's policy.ep_overlap, copied here by the scenario loader so that
+  // the cost model reads one object. The default is the formulas before overlap was modelled.
+  EpOverlap ep_overlap = EpOverlap::kIdeal;
   // NVLink, per GPU per direction: carries the intra-node part of the EP exchange. 0 = not modelled.
   double nvlink_bw_Bps = 0;
   double cnic_bw_Bps = 50e9;   // B, per direction (split-duplex)

@@ -134,11 +134,26 @@ void read_slo(JsonReader& r, SloConfig& s) {
   }
 }
 
+// The scenario's choices about how the model executes, put where the cost model reads them.
+void apply_execution(const PolicyConfig& p, HardwareSpec& hw) {
+  hw.ep_overlap = p.ep_overlap == "none"    ? EpOverlap::kNone
+                  : p.ep_overlap == "ideal" ? EpOverlap::kIdeal
+                                            : EpOverlap::kTwoMicroBatches;
+  if (!p.fixed_costs) {
+    hw.ep_latency = EpLatencyTable{};
+    hw.prefill_layer_overhead_s = 0;
+    hw.decode_layer_overhead_s = 0;
+    hw.decode_step_overhead_s = 0;
+  }
+}
+
 void read_policy(JsonReader& r, PolicyConfig& p) {
   const PolicyConfig def;
   p.read_path = r.one_of("read_path", def.read_path, policy::read_path_names());
   p.scheduler = r.one_of("scheduler", def.scheduler, policy::scheduler_names());
   p.layerwise = r.boolean("layerwise", def.layerwise);
+  p.ep_overlap = r.one_of("ep_overlap", def.ep_overlap, {"two_micro_batches", "none", "ideal"});
+  p.fixed_costs = r.boolean("fixed_costs", def.fixed_costs);
   p.batching = r.one_of("batching", def.batching, {"quota", "fifo"});
   p.compute_quota_s = r.positive("compute_quota_s", def.compute_quota_s);
   p.fetch_period_s = r.positive("fetch_period_s", def.fetch_period_s);
@@ -606,6 +621,8 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
   j["policy"] = {{"read_path", p.read_path},
                  {"scheduler", p.scheduler},
                  {"layerwise", p.layerwise},
+                 {"ep_overlap", p.ep_overlap},
+                 {"fixed_costs", p.fixed_costs},
                  {"batching", p.batching},
                  {"compute_quota_s", p.compute_quota_s},
                  {"fetch_period_s", p.fetch_period_s},
@@ -673,6 +690,7 @@ StatusOr<ScenarioConfig> load(StatusOr<nlohmann::json> doc, const std::string& p
   StatusOr<HardwareSpec> hw = load_hardware(sc.hardware_file);
   if (!hw) return Status::error(fmt::format("{}: hardware: {}", path, hw.status().message()));
   sc.hardware = std::move(*hw);
+  apply_execution(sc.policy, sc.hardware);
 
   StatusOr<std::string> model_file = resolve_reference(path, "model", refs.model, "llm");
   if (!model_file) return model_file.status();

@@ -85,6 +85,12 @@ struct PolicyConfig {
   std::string read_path = "dualpath";  // registry name (pe, de, dualpath, split, oracle)
   std::string scheduler = "round_robin";
   bool layerwise = true;
+  // How each layer's EP exchange overlaps its compute: two_micro_batches (DeepSeek's published inference
+  // system) | none | ideal (free overlap, no micro-batch cost); models/llm/README.md, "Fixed costs and
+  // overlap"
+  std::string ep_overlap = "two_micro_batches";
+  // false: the hardware file's fixed costs (collectives.*, kernels.*_overhead_s) are taken as 0
+  bool fixed_costs = true;
   std::string batching = "quota";  // quota | fifo
   double compute_quota_s = 0.3;    // DualPath §A.4
   double fetch_period_s = 0.05;    // scheduler fetch period (not given by the paper)

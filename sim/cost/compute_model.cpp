@@ -1,6 +1,7 @@
 #include "sim/cost/compute_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/core/check.h"
 
@@ -81,8 +82,9 @@ GpuRates gpu_rates(const config::ModelSpec& m, const config::HardwareSpec& hw) {
 }
 
 double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const Chunk& c) {
-  return main_flops_per_pair(m) * attended_tokens(m, c) / (hw.gpu_flops * hw.k_prefill_attention) +
-         indexer_flops_per_pair(m) * indexed_tokens(m, c) / (hw.gpu_flops * hw.k_indexer);
+  return (main_flops_per_pair(m) * attended_tokens(m, c) / (hw.gpu_flops * hw.k_prefill_attention) +
+          indexer_flops_per_pair(m) * indexed_tokens(m, c) / (hw.gpu_flops * hw.k_indexer)) /
+         hw.k_prefill_efficiency;
 }
 
 double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
@@ -200,7 +202,25 @@ double decode_step_time_s(const config::ModelSpec& m, const config::HardwareSpec
                           double total_context, int weight_shards) {
   if (batch == 0) return 0;
   return decode_attention_s(m, hw, batch, total_context) +
-         m.layers * linear_time_s(m, hw, batch, weight_shards) + hw.decode_step_overhead_s;
+         m.layers * (linear_time_s(m, hw, batch, weight_shards) + hw.decode_layer_overhead_s) +
+         hw.decode_step_overhead_s;
+}
+
+double ep_latency_s(const config::HardwareSpec& hw, Phase phase, int ep_gpus) {
+  const config::EpLatencyTable& t = hw.ep_latency;
+  if (ep_gpus <= 1 || t.ep_gpus.empty()) return 0;
+  const std::vector<double>& d = phase == Phase::kDecode ? t.decode_dispatch_s : t.prefill_dispatch_s;
+  const std::vector<double>& c = phase == Phase::kDecode ? t.decode_combine_s : t.prefill_combine_s;
+  const size_t n = t.ep_gpus.size();
+  SIM_CHECK(d.size() == n && c.size() == n, "EP latency table of {} sizes with {} and {} values", n, d.size(),
+            c.size());
+  if (ep_gpus <= t.ep_gpus.front()) return d.front() + c.front();
+  if (ep_gpus >= t.ep_gpus.back()) return d.back() + c.back();
+  size_t hi = 1;
+  while (t.ep_gpus[hi] < ep_gpus) ++hi;
+  const double x0 = std::log2(t.ep_gpus[hi - 1]), x1 = std::log2(t.ep_gpus[hi]);
+  const double w = (std::log2(ep_gpus) - x0) / (x1 - x0);
+  return (1 - w) * (d[hi - 1] + c[hi - 1]) + w * (d[hi] + c[hi]);
 }
 
 double hbm_kv_bytes_per_gpu(const config::ModelSpec& m, const config::HardwareSpec& hw, int weight_shards) {

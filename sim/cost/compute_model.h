@@ -66,7 +66,8 @@ EpGroup ep_group(const config::ModelSpec& m, const config::HardwareSpec& hw, int
 // ---- Prefill times (one GPU, one layer, averaged over the model's layers) ----
 // Attention of one layer for a set of chunks (the compute-quota predictor, §6.2): attention FLOPs at the
 // prefill attention rate. No fixed overhead.
-// The main attention's FLOPs run at the prefill attention rate, the DSA indexer's at the indexer rate.
+// The main attention's FLOPs run at the prefill attention rate, the DSA indexer's at the indexer rate, both
+// at kernels.prefill_efficiency of them.
 double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
                         const std::vector<Chunk>& cs);
 double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const Chunk& c);
@@ -103,6 +104,13 @@ Exchange prefill_exchange(const config::ModelSpec& m, double tokens_per_gpu, con
 // to the (nodes - 1) / nodes on other nodes and over NVLink to the rest off its own GPU.
 Exchange decode_exchange(const config::ModelSpec& m, double batch, const EpGroup& ep);
 
+// ---- Fixed costs of the EP exchange (models/llm/README.md, "Fixed costs and overlap") ----
+enum class Phase { kPrefill, kDecode };
+// The fixed time of one MoE layer's dispatch plus its combine in an EP group of `ep_gpus` GPUs, beyond
+// their bytes (the hardware's collectives table: linear in log2(ep_gpus) between its points, clamped at
+// its ends). 0 for a group of one GPU or an empty table.
+double ep_latency_s(const config::HardwareSpec& hw, Phase phase, int ep_gpus);
+
 // ---- Decode (one GPU, one step = one new token per request, all layers) ----
 // `batch` requests whose contexts add up to `total_context` tokens (the tokens their new tokens attend to).
 // Attention FLOPs: main attention over min(batch x topk, total_context) tokens for sparse models (exact
@@ -117,7 +125,8 @@ double decode_attention_s(const config::ModelSpec& m, const config::HardwareSpec
                           double total_context);
 // Compute time of one step: layers x [max(main attention FLOPs / decode_attention + indexer FLOPs / indexer,
 // KV bytes / attention_hbm)
-// + dense_time_s(batch)] + layers x expert_time_s(batch) + decode_step_overhead_s. 0 when batch == 0.
+// + dense_time_s(batch) + decode_layer_overhead_s] + layers x expert_time_s(batch) + decode_step_overhead_s.
+// 0 when batch == 0.
 // `weight_shards`: the GPUs of the decode role's EP group (weight_shards_for_role).
 double decode_step_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
                           double total_context, int weight_shards);

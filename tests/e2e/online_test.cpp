@@ -261,12 +261,14 @@ TEST_CASE("Online: overload of the cold-start workload -> stopped_by ttft_slo af
 // The TTFT rule measures the window with slo.statistic: the mean, or a percentile (nearest rank) of the
 // TTFTs of the turns whose first token came in the window and the ages of the turns still waiting. The
 // expected stop time is recomputed from the per-turn records of the same run without the rule (same seed,
-// so the same turns up to the stop): at each check t = 1, 2, ... s, the window's statistic over 1 s.
+// so the same turns up to the stop): at each check t = 1, 2, ... s, the window's statistic over 1.5 s. The
+// load and the bound put the bound between the window's median and its tail (30 APS, 1.5 s: DS 27B's
+// prefill at the hardware's kernels.prefill_efficiency; at 50 APS every statistic crosses).
 TEST_CASE("Online: the TTFT rule measures the window with the SLO statistic -> stops where the records say",
           "[e2e]") {
   e2e::Scratch scratch;
   const std::string csv = (scratch.dir / "turns.csv").string();
-  const std::vector<std::string> base = {"workload.aps=50", "slo.ttft_s=1", "slo.warmup_s=0"};
+  const std::vector<std::string> base = {"workload.aps=30", "slo.ttft_s=1.5", "slo.warmup_s=0"};
   auto with = [&](std::vector<std::string> extra) {
     extra.insert(extra.begin(), base.begin(), base.end());
     return extra;
@@ -297,7 +299,7 @@ TEST_CASE("Online: the TTFT rule measures the window with the SLO statistic -> s
         const size_t k = static_cast<size_t>(std::ceil(std::stod(stat.substr(1)) / 100 * v.size()));
         x = v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)];
       }
-      if (x > 1.0) return t;
+      if (x > 1.5) return t;
     }
     return -1;
   };

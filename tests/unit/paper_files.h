@@ -47,9 +47,12 @@ inline config::HardwareSpec pinned_hopper() {
   REQUIRE(hw.storage_efficiency == 0.859);
   REQUIRE(hw.storage_bw_per_node_Bps == 0);
   hw.k_indexer = 0.063;
+  hw.k_prefill_efficiency = 1;
   hw.storage_request_overhead_s = 40e-6;
   hw.prefill_layer_overhead_s = 0;
+  hw.decode_layer_overhead_s = 0;
   hw.decode_step_overhead_s = 0;
+  hw.ep_latency = {};
   return hw;
 }
 

@@ -32,9 +32,10 @@ double alpha_tokens(const config::HardwareSpec& hw, const config::ModelSpec& m,
 // beta = window_s x tokens(typical) / prefill_s(typical): the tok_e a PE GPU works off in window_s
 // when its requests look like `typical`, where
 //   tokens(typical)    = cached + bsz, in tok_e's unit (tok_e counts hit + miss tokens, pe_tokens);
-//   prefill_s(typical) = layers x (attention_time_s({typical}) + linear_time_s(bsz)): the compute of
-//                        the request's prefill on one GPU, its experts sharded over the model file's
-//                        params.weight_shards.
+//   prefill_s(typical) = layers x (attention_time_s({typical}) + linear_time_s(bsz) / prefill_efficiency):
+//                        the compute of the request's prefill on one GPU at the hardware's
+//                        kernels.prefill_efficiency (attention_time_s includes it), its experts sharded
+//                        over the model file's params.weight_shards.
 // The per-layer batch overhead (prefill_layer_overhead_s) is left out: it is paid once per forward batch
 // and shared by all of the batch's requests, so it is not a per-request cost. Pass the workload's mean
 // (hit, miss) per turn as `typical` to fit beta to a trace. REQUIRES: typical.bsz > 0, window_s > 0.

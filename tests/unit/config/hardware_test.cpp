@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "tests/unit/config/config_fixtures.h"
 
@@ -141,14 +142,34 @@ TEST_CASE("Hardware: the paper's node file -> g = 8, B = s*B = 50 GB/s, M = 500 
   CHECK(hw->k_gemm == Approx(1280.0 / 1979).epsilon(1e-3));
   CHECK(hw->k_gemm_hbm == Approx(2668.0 / 3350).epsilon(1e-3));
   CHECK(hw->k_attention_hbm == Approx(3000.0 / 3350).epsilon(1e-3));
-  CHECK(hw->prefill_layer_overhead_s == 0);
+  // DeepGEMM's six dense GEMMs of a DeepSeek-V3 layer at M = 64: 100.1 us at their published TFLOP/s against
+  // 86.6 us at the rates above: 13.5 us per layer and micro-batch. No public per-step figure.
+  CHECK(hw->prefill_layer_overhead_s == 13.5e-6);
+  CHECK(hw->decode_layer_overhead_s == 13.5e-6);
   CHECK(hw->decode_step_overhead_s == 0);
   CHECK(hw->nvlink_bw_Bps == 160e9);
+  // DeepEP's low-latency kernels at 128 tokens per GPU, less their bytes at the CNIC's 50 GB/s: at EP32
+  // (4 nodes, 3/4 remote) dispatch 155 us - 128 x 8 x 7168 x 1.03125 B x 3/4 / 50e9 B/s = 155 - 113.5 us,
+  // combine 273 us - the same x 2 B per value = 273 - 220.2 us.
+  const sim::config::EpLatencyTable& t = hw->ep_latency;
+  REQUIRE(t.ep_gpus == std::vector<int>{8, 16, 32, 64, 128, 256});
+  CHECK(t.decode_dispatch_s[2] == Approx(155e-6 - 128 * 8 * 7168 * 1.03125 * 0.75 / 50e9).margin(0.1e-6));
+  CHECK(t.decode_combine_s[2] == Approx(273e-6 - 128 * 8 * 7168 * 2 * 0.75 / 50e9).margin(0.1e-6));
+  // EP8 is one node: 7/8 of the bytes over NVLink at 160 GB/s. 77 and 114 us published.
+  CHECK(t.decode_dispatch_s[0] == Approx(77e-6 - 128 * 8 * 7168 * 1.03125 * 0.875 / 160e9).margin(0.1e-6));
+  CHECK(t.decode_combine_s[0] == Approx(114e-6 - 128 * 8 * 7168 * 2 * 0.875 / 160e9).margin(0.1e-6));
+  // No latency is published for the normal (prefill) kernels: the low-latency ones stand in.
+  CHECK(t.prefill_dispatch_s == t.decode_dispatch_s);
+  CHECK(t.prefill_combine_s == t.decode_combine_s);
   // 3FS: 40 GiB/s of 50 GB/s.
   CHECK(hw->storage_efficiency == Approx(40.0 * (1 << 30) / 50e9).epsilon(1e-3));
+  // The DSA indexer from the V3.2-Exp report's Figure 3: a prefill slope of 7.0141e-7 USD per million
+  // tokens per position at 2 USD per GPU-hour is 1.2625e-9 GPU-s per (query, token) pair, of 999,424
+  // indexer FLOPs over 61 layers.
+  CHECK(hw->k_indexer == Approx(999424 / (7.0141e-7 / 2 * 3600 / 1e6) / 1.979e15).epsilon(1e-3));
   // The two CALIBRATION values (see their sources). The cost tests pin these values themselves, so a refit
   // changes this check only.
-  CHECK(hw->k_indexer == 0.062);
+  CHECK(hw->k_prefill_efficiency == 0.39);
   CHECK(hw->storage_request_overhead_s == 38e-6);
 }
 
@@ -174,16 +195,23 @@ TEST_CASE("Hardware: the 4-GPU what-if file -> same as the paper's node except g
   CHECK(b->k_gemm == a->k_gemm);
   CHECK(b->k_gemm_hbm == a->k_gemm_hbm);
   CHECK(b->k_attention_hbm == a->k_attention_hbm);
+  CHECK(b->k_prefill_efficiency == a->k_prefill_efficiency);
   CHECK(b->prefill_layer_overhead_s == a->prefill_layer_overhead_s);
+  CHECK(b->decode_layer_overhead_s == a->decode_layer_overhead_s);
   CHECK(b->decode_step_overhead_s == a->decode_step_overhead_s);
+  CHECK(b->ep_latency.ep_gpus == a->ep_latency.ep_gpus);
+  CHECK(b->ep_latency.decode_dispatch_s == a->ep_latency.decode_dispatch_s);
+  CHECK(b->ep_latency.decode_combine_s == a->ep_latency.decode_combine_s);
+  CHECK(b->ep_latency.prefill_dispatch_s == a->ep_latency.prefill_dispatch_s);
+  CHECK(b->ep_latency.prefill_combine_s == a->ep_latency.prefill_combine_s);
   CHECK(b->nvlink_bw_Bps == a->nvlink_bw_Bps);
 }
 
 TEST_CASE("Hardware: every number in the hardware files -> has a source", "[unit]") {
   // Every section and top-level value of the hardware format. A key outside these lists is reported too,
   // so a new section cannot slip in undocumented: extend the lists.
-  const std::set<std::string> sections = {"gpu",  "kernels", "nvlink", "cnic",    "snic",
-                                          "dram", "pcie",    "qos",    "storage", "cost"};
+  const std::set<std::string> sections = {"gpu",  "kernels", "nvlink",  "cnic", "snic",       "dram",
+                                          "pcie", "qos",     "storage", "cost", "collectives"};
   const std::set<std::string> values = {"gpus_per_node", "link_latency_s"};
   const std::set<std::string> documentation = {"name", "notes", "sources"};
   for (const char* name : {"hopper-8x400g", "hopper-4x400g"}) {
@@ -204,7 +232,7 @@ TEST_CASE("Hardware: every number in the hardware files -> has a source", "[unit
     INFO(name << " lacks a source for:" << missing);
     CHECK(missing.empty());
     // The new sections are there to be checked.
-    for (const char* key : {"kernels", "nvlink", "storage"}) CHECK(doc.contains(key));
+    for (const char* key : {"kernels", "nvlink", "storage", "collectives"}) CHECK(doc.contains(key));
     CHECK(doc.at("storage").contains("request_overhead_s"));
     CHECK(doc.at("gpu").contains("bf16_flops"));
   }
@@ -309,6 +337,29 @@ TEST_CASE("Hardware: kernel fractions, overheads, NVLink, storage overhead out o
       {R"({"storage": {"request_overhead_s": 45}})",
        "storage.request_overhead_s: expected a number >= 0 and <= 1, got 45"},
       {R"({"gpu": {"bf16_flops": -1}})", "gpu.bf16_flops: expected a number >= 0, got -1"},
+      {R"({"kernels": {"prefill_efficiency": 0}})",
+       "kernels.prefill_efficiency: expected a number > 0 and <= 1"},
+      {R"({"kernels": {"decode_layer_overhead_s": 2}})",
+       "kernels.decode_layer_overhead_s: expected a number >= 0 and <= 1, got 2"},
+      // The collectives table: increasing whole EP sizes >= 2, one latency of at most 10 ms per size and
+      // column (40 for 40 us would be a unit typo).
+      {R"({"collectives": {"ep_gpus": [16, 8], "decode_dispatch_s": [1e-5, 1e-5], "decode_combine_s": [1e-5, 1e-5],
+           "prefill_dispatch_s": [1e-5, 1e-5], "prefill_combine_s": [1e-5, 1e-5]}})",
+       "collectives.ep_gpus: expected EP sizes >= 2 in increasing order, got [16,8]"},
+      {R"({"collectives": {"ep_gpus": [8.5]}})", "collectives.ep_gpus: expected whole EP sizes, got [8.5]"},
+      {R"({"collectives": {"ep_gpus": 8}})", "collectives.ep_gpus: expected an array of EP sizes >= 2"},
+      {R"({"collectives": {"ep_gpus": [8, 16], "decode_dispatch_s": [1e-5, 40], "decode_combine_s": [1e-5, 1e-5],
+           "prefill_dispatch_s": [1e-5, 1e-5], "prefill_combine_s": [1e-5, 1e-5]}})",
+       "collectives.decode_dispatch_s: expected an array of latencies in seconds, >= 0 and <= 0.01, one per "
+       "ep_gpus, got 40"},
+      {R"({"collectives": {"ep_gpus": [8, 16], "decode_dispatch_s": [1e-5], "decode_combine_s": [1e-5, 1e-5],
+           "prefill_dispatch_s": [1e-5, 1e-5], "prefill_combine_s": [1e-5, 1e-5]}})",
+       "collectives.decode_dispatch_s: expected 2 latencies, one per ep_gpus, got [1e-05]"},
+      {R"({"collectives": {"ep_gpus": [8, 16], "decode_dispatch_s": [1e-5, 1e-5], "decode_combine_s": [1e-5, 1e-5],
+           "prefill_dispatch_s": [1e-5, 1e-5]}})",
+       "collectives.prefill_combine_s: expected 2 latencies, one per ep_gpus, got nothing (the field is "
+       "missing)"},
+      {R"({"collectives": {"latency": [1]}})", "collectives.latency: unknown key"},
   };
   for (const auto& c : cases) {
     INFO(c[0]);

@@ -107,7 +107,9 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["network"]["qos"] == "none");
   CHECK(r["outputs"]["window_s"] == 1.0);
   CHECK(r["seed"] == 1);
-  CHECK(r["policy"].size() == 12);
+  CHECK(r["policy"].size() == 14);
+  CHECK(r["policy"]["ep_overlap"] == "two_micro_batches");
+  CHECK(r["policy"]["fixed_costs"] == true);
   CHECK(r["policy"]["pd_guard"] == "off");
   CHECK(r["policy"]["pe_group_nodes"] == 0);
   CHECK(r["sim"].size() == 5);
@@ -127,6 +129,36 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["cache"].size() == 2);
   CHECK(r["cache"]["dram_bytes"] == 0.0);
   CHECK(r["cache"]["eviction"] == "lru");
+}
+
+TEST_CASE("Scenario: policy.ep_overlap and policy.fixed_costs -> what the cost model reads in the hardware",
+          "[unit]") {
+  ScratchDir dir;
+  const std::string paper_hw = std::string(DPSIM_SOURCE_DIR) + "/models/hardware/hopper-8x400g.json";
+  const std::string text =
+      "{\"hardware\": \"" + paper_hw + "\", \"model\": \"" + data_file("tiny-model.json") + "\"}";
+  const std::string file = dir.write("paper.json", text);
+  // The default: two micro-batches, the hardware file's fixed costs as written.
+  auto on = load_scenario(file, {});
+  REQUIRE(error_of(on) == "");
+  CHECK(on->hardware.ep_overlap == sim::config::EpOverlap::kTwoMicroBatches);
+  CHECK(on->hardware.ep_latency.ep_gpus.size() == 6);
+  CHECK(on->hardware.decode_layer_overhead_s == 13.5e-6);
+  CHECK(on->hardware.prefill_layer_overhead_s == 13.5e-6);
+  // fixed_costs = false: the latency table and every overhead are gone; nothing else of the file changes.
+  auto off = load_scenario(file, {"policy.fixed_costs=false", "policy.ep_overlap=none"});
+  REQUIRE(error_of(off) == "");
+  CHECK(off->hardware.ep_overlap == sim::config::EpOverlap::kNone);
+  CHECK(off->hardware.ep_latency.ep_gpus.empty());
+  CHECK(off->hardware.ep_latency.decode_dispatch_s.empty());
+  CHECK(off->hardware.decode_layer_overhead_s == 0);
+  CHECK(off->hardware.prefill_layer_overhead_s == 0);
+  CHECK(off->hardware.decode_step_overhead_s == 0);
+  CHECK(off->hardware.k_prefill_efficiency == on->hardware.k_prefill_efficiency);
+  CHECK(off->hardware.k_indexer == on->hardware.k_indexer);
+  auto ideal = load_scenario(file, {"policy.ep_overlap=ideal"});
+  REQUIRE(error_of(ideal) == "");
+  CHECK(ideal->hardware.ep_overlap == sim::config::EpOverlap::kIdeal);
 }
 
 TEST_CASE("Scenario: resolved JSON loaded again -> the same resolved JSON", "[unit]") {

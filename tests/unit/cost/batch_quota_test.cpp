@@ -148,9 +148,11 @@ Ds660b ds660b() {
   REQUIRE(m->indexer_head_dim == 128);
   REQUIRE(hw->gpu_flops == 1.979e15);
   REQUIRE(hw->k_prefill_attention == 0.3234);
-  // kernels.indexer is a CALIBRATION value: set to what the file had when this was written, so that a
-  // refit does not move the hand computations (hardware_test.cpp checks the file's value).
+  // The indexer's rate and the prefill's efficiency are set to what the file had when this was written (the
+  // efficiency is a CALIBRATION value), so that a refit does not move the hand computations
+  // (hardware_test.cpp checks the file's values).
   hw->k_indexer = 0.063;
+  hw->k_prefill_efficiency = 1;
   return {*m, *hw};
 }
 
