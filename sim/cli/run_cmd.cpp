@@ -6,10 +6,10 @@
 
 #include "sim/cli/commands.h"
 #include "sim/cli/report.h"
-#include "sim/cli/run.h"
 #include "sim/config/scenario.h"
 #include "sim/core/paths.h"
 #include "sim/engine/interrupt.h"
+#include "sim/run/simulate.h"
 
 namespace sim::cli {
 
@@ -25,38 +25,48 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->callback([exit_code]() {
     auto sc = load_scenario_or_report(scenario, sets, exit_code);
     if (!sc) return;
-    auto res = run_scenario(*sc);
-    if (!res) {
-      std::fprintf(stderr, "dpsim: %s\n", res.status().message().c_str());
+    bool progress_shown = false;
+    run::RunOptions options;
+    options.on_progress = [&progress_shown](const run::Progress& p) {
+      std::fprintf(stderr, "\r  sim %.0f s  turns %lld/%lld  wall %.0f s  ETA %.0f s   ", p.sim_s,
+                   static_cast<long long>(p.turns_done), static_cast<long long>(p.turns_total), p.wall_s,
+                   p.eta_s);
+      progress_shown = true;
+    };
+    auto run = run::simulate(*sc, options);
+    if (progress_shown) std::fprintf(stderr, "\n");
+    if (!run) {
+      std::fprintf(stderr, "dpsim: %s\n", run.status().message().c_str());
       *exit_code = 2;
       return;
     }
     std::string path = !out.empty()                   ? out
                        : !sc->outputs.results.empty() ? sc->outputs.results
                                                       : "out/" + sc->name + ".json";
-    const std::string err = write_file_atomically(path, res->dump(1) + "\n");
+    const nlohmann::json& res = run->json;
+    const std::string err = write_file_atomically(path, res.dump(1) + "\n");
     if (!err.empty()) {
       std::fprintf(stderr, "dpsim: %s\n", err.c_str());
       *exit_code = 2;
       return;
     }
     if (!quiet) {
-      std::printf("%s", summary_table(*res).c_str());
+      std::printf("%s", summary_table(res).c_str());
       std::printf("results: %s\n", path.c_str());
     }
-    if (res->at("summary").at("stopped_by") == "stall") {
+    if (run->stopped_by() == "stall") {
       std::fprintf(
           stderr,
           "dpsim: the simulation stalled at simulated t = %.1f s: requests in flight, but no transfer, "
           "compute or finished turn for %.0f s (an engine deadlock: please report it with the "
           "scenario); partial results in %s\n",
-          res->at("summary").at("stopped_at_s").get<double>(), engine::kStallTimeoutS, path.c_str());
+          run->stopped_at_s(), engine::kStallTimeoutS, path.c_str());
       *exit_code = 3;
     }
     if (const int sig = engine::stop_signal(); sig != 0) {
       std::fprintf(
           stderr, "dpsim: %s: stopped at simulated t = %.1f s; partial results (\"complete\": false) in %s\n",
-          engine::stop_signal_name(), res->at("summary").at("stopped_at_s").get<double>(), path.c_str());
+          engine::stop_signal_name(), run->stopped_at_s(), path.c_str());
       *exit_code = 128 + sig;
     }
   });

@@ -12,6 +12,7 @@
 
 #include "sim/engine/context.h"
 #include "sim/workload/agents.h"
+#include "sim/workload/replay_turn.h"
 
 namespace sim::engine {
 class Dispatcher;
@@ -19,14 +20,8 @@ class Dispatcher;
 
 namespace sim::control {
 
-// Trace replay (workload.trace_format mooncake | azure): one turn with its tokens given by the trace
-// rather than derived from the agent's context. REQUIRES: hit >= 0, miss >= 1, gen >= 1.
-struct ReplayTurn {
-  double arrival_s = 0;  // the trace's arrival time
-  double hit = 0;        // prompt tokens read from storage
-  double miss = 1;       // prompt tokens computed
-  double gen = 1;        // tokens generated
-};
+// Trace replay: a turn whose tokens the trace gives (workload/replay_turn.h).
+using workload::ReplayTurn;
 
 // First tokens over time, for the online stop rules: turns whose first token came, with their TTFT, and
 // the issued turns still waiting for theirs.

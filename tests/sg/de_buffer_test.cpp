@@ -1,6 +1,6 @@
 // The DE buffer in DRAM or in HBM (cluster.de_buffer; sim/engine/de_buffer.h), on the two-turn 1P1D fixture
 // of turn_phases_test.cpp (tests/data/turn_phases/: its header derives every phase's time by hand), run
-// through sim::cli::run_scenario with the read path and the DE buffer overridden. Each test case checks the
+// through sim::run::simulate with the read path and the DE buffer overridden. Each test case checks the
 // bytes every link carried, the DE HBM byte-seconds before and after the decode join, and the handoff to
 // the decode (TTST, the TTFT breakdown's alloc), against the hand computation below.
 //
@@ -55,8 +55,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/cli/run.h"
 #include "sim/config/scenario.h"
+#include "sim/run/simulate.h"
 
 namespace {
 
@@ -72,12 +72,12 @@ nlohmann::json run_fixture(const std::vector<std::string>& sets) {
       std::string(DPSIM_SOURCE_DIR) + "/tests/data/turn_phases/scenario.json", sets);
   INFO((sc ? std::string() : sc.status().message()));
   REQUIRE(sc);
-  auto res = sim::cli::run_scenario(*sc);
+  auto res = sim::run::simulate(*sc);
   INFO((res ? std::string() : res.status().message()));
   REQUIRE(res);
-  REQUIRE((*res)["complete"].get<bool>());
-  REQUIRE((*res)["summary"]["turns_completed"].get<int64_t>() == 2);
-  return *res;
+  REQUIRE(res->json["complete"].get<bool>());
+  REQUIRE(res->json["summary"]["turns_completed"].get<int64_t>() == 2);
+  return res->json;
 }
 
 // Bytes of every accounted link direction: "n1.dram", "n1.snic/in", "n1.g0.cnic/write", ...

@@ -1,5 +1,5 @@
 // The phases of a turn, timed by SimGrid itself: one agent, two turns (the second reads the first's KV
-// from storage) on 1P1D, run through sim::cli::run_scenario. Before the run the test connects to
+// from storage) on 1P1D, run through sim::run::simulate. Before the run the test connects to
 // SimGrid's static signals (Activity::on_completion, Engine::on_time_advance; see record_activities) and
 // records every comm's source and destination hosts, size, start and finish; nothing is read from the
 // simulator's own accounting. Each phase's time is then checked against a value computed by hand below
@@ -68,8 +68,8 @@
 #include <vector>
 #include <xbt/config.hpp>
 
-#include "sim/cli/run.h"
 #include "sim/config/scenario.h"
+#include "sim/run/simulate.h"
 
 namespace {
 
@@ -225,11 +225,11 @@ TEST_CASE(
       sim::config::load_scenario(std::string(DPSIM_SOURCE_DIR) + "/tests/data/turn_phases/scenario.json", {});
   INFO((sc ? std::string() : sc.status().message()));
   REQUIRE(sc);
-  auto res = sim::cli::run_scenario(*sc);
+  auto res = sim::run::simulate(*sc);
   INFO((res ? std::string() : res.status().message()));
   REQUIRE(res);
-  REQUIRE((*res)["complete"].get<bool>());
-  REQUIRE((*res)["summary"]["turns_completed"].get<int64_t>() == 2);
+  REQUIRE(res->json["complete"].get<bool>());
+  REQUIRE(res->json["summary"]["turns_completed"].get<int64_t>() == 2);
   attach_sizes();
 
   INFO("comms recorded:\n" << describe_comms());

@@ -1,0 +1,97 @@
+#include "sim/metrics/resource_views.h"
+
+#include <fmt/format.h>
+
+#include "sim/metrics/results.h"
+
+namespace sim::metrics {
+
+namespace {
+
+// resources.<class>[] entries and the per-class mean utilisation ("prefill.cnic.write" -> mean).
+void link_views(const LinkStats& ls, nlohmann::json& resources, std::map<std::string, double>& class_util,
+                std::map<std::string, int>& class_n) {
+  const auto& h = ls.handles();
+  for (size_t i = 0; i < h.links.size(); ++i) {
+    const auto& t = h.links[i];
+    const auto& r = ls.results()[i];
+    nlohmann::json e = {{"node", t.node},
+                        {"role", platform::name(h.nodes[t.node].role)},
+                        {"direction", t.direction},
+                        {"bytes", r.bytes},
+                        {"bandwidth_Bps", t.bandwidth_Bps},
+                        {"utilization", r.utilization},
+                        {"peak_utilization", r.peak},
+                        {"busy_s", r.busy_s}};
+    if (t.gpu >= 0) e["gpu"] = t.gpu;
+    if (!r.series.empty()) e["series"] = r.series;
+    resources[platform::name(t.resource)].push_back(e);
+    const std::string key = fmt::format("{}.{}.{}", platform::name(h.nodes[t.node].role),
+                                        platform::name(t.resource), t.direction);
+    class_util[key] += r.utilization;
+    class_n[key]++;
+  }
+}
+
+}  // namespace
+
+ResourceViews resource_views(const LinkStats& links, const std::vector<GpuLoad>& pes,
+                             const std::vector<GpuLoad>& des, double end) {
+  ResourceViews v;
+  v.resources = nlohmann::json::object();
+  nlohmann::json& resources = v.resources;
+  const char* kGpu = platform::name(platform::ResourceClass::kGpu);
+  const std::string kPrefillGpu =
+      platform::class_key(platform::NodeRole::kPrefill, platform::ResourceClass::kGpu, "compute");
+  const std::string kDecodeGpu =
+      platform::class_key(platform::NodeRole::kDecode, platform::ResourceClass::kGpu, "compute");
+  std::map<std::string, double>& cls = v.classes;
+  std::map<std::string, int> cls_n;
+  link_views(links, resources, cls, cls_n);
+  for (const auto& pe : pes) {
+    const double u = end > 0 ? pe.busy_s / end : 0;
+    resources[kGpu].push_back({{"node", pe.node},
+                               {"role", platform::name(platform::NodeRole::kPrefill)},
+                               {"gpu", pe.gpu},
+                               {"busy_s", pe.busy_s},
+                               {"utilization", u}});
+    cls[kPrefillGpu] += u;
+    cls_n[kPrefillGpu]++;
+  }
+  for (const auto& de : des) {
+    const double u = end > 0 ? de.busy_s / end : 0;
+    resources[kGpu].push_back({{"node", de.node},
+                               {"role", platform::name(platform::NodeRole::kDecode)},
+                               {"gpu", de.gpu},
+                               {"busy_s", de.busy_s},
+                               {"utilization", u},
+                               {"max_batch", de.max_batch}});
+    cls[kDecodeGpu] += u;
+    cls_n[kDecodeGpu]++;
+  }
+  std::string best;
+  double best_u = -1;
+  for (auto& [k, u] : cls) {
+    u /= cls_n[k];
+    if (k != kDecodeGpu && u > best_u) {
+      best_u = u;
+      best = k;
+    }
+  }
+  v.bottleneck = {{"resource", best}, {"utilization", best_u}};
+  return v;
+}
+
+nlohmann::json balance_summary(const LinkStats& links, const engine::Recorder& rec,
+                               const config::OutputConfig& out, double jct) {
+  constexpr double kFirstPart = 0.05;
+  const double interval = out.timeseries_interval_s;
+  return {{"window_s", out.window_s},
+          {"snic_max_avg", links.snic_max_avg()},
+          {"snic_max_avg_series", interval_means(links.snic_ratio_windows(), interval, jct)},
+          {"attention_max_avg", mean_until(rec.attention_balance, kFirstPart * jct)},
+          {"attention_max_avg_series", interval_means(rec.attention_balance, interval, jct)},
+          {"series_interval_s", interval}};
+}
+
+}  // namespace sim::metrics

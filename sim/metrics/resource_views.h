@@ -1,0 +1,47 @@
+// The results' resources, resource_classes, bottleneck and balance sections: every accounted link
+// direction and GPU of the run with its load, the mean utilisation per resource class, the class that ran
+// fullest, and DualPath §7.5's load-balance measures.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/config/scenario.h"
+#include "sim/engine/recorder.h"
+#include "sim/metrics/link_stats.h"
+#include "sim/platform/resource_class.h"
+
+namespace sim::metrics {
+
+// One GPU engine's busy time (a PE, or a DE with the largest batch it held).
+struct GpuLoad {
+  int node = 0;
+  int gpu = 0;
+  double busy_s = 0;
+  int max_batch = -1;  // a DE's; -1 for a PE (no entry)
+};
+
+struct ResourceViews {
+  nlohmann::json resources;               // resources.<class>[]: links (from LinkStats), then PEs, then DEs
+  std::map<std::string, double> classes;  // "prefill.cnic.write" -> mean utilisation over its members
+  nlohmann::json bottleneck;              // {resource, utilization}
+};
+
+// Over a run that ended at `end_s`. The bottleneck is the resource class with the highest mean
+// utilisation; a decode GPU's busy fraction (time with a non-empty batch) says nothing about saturation,
+// so it is reported but not a candidate.
+ResourceViews resource_views(const LinkStats& links, const std::vector<GpuLoad>& pes,
+                             const std::vector<GpuLoad>& des, double end_s);
+
+// balance: DualPath §7.5's two load-balance measures, whole-run and over time.
+//   snic_max_avg        max/avg traffic across the storage NICs per window, averaged over the windows
+//                       with traffic; snic_max_avg_series: the same per series interval
+//   attention_max_avg   max/avg attention time across the GPUs of a DP-attention group per forward pass,
+//                       averaged over the passes that start in the first 5% of the run (null when every
+//                       group is one GPU: cluster.prefill_dp_group_gpus = 1); _series per series interval
+nlohmann::json balance_summary(const LinkStats& links, const engine::Recorder& rec,
+                               const config::OutputConfig& out, double jct);
+
+}  // namespace sim::metrics
