@@ -264,8 +264,7 @@ StatusOr<Workload> build_workload(const config::ScenarioConfig& sc) {
   Workload w;
   const auto& wc = sc.workload;
   if (wc.trace_format != "native") {
-    auto t =
-        wc.trace_format == "mooncake" ? workload::read_mooncake(wc.trace) : workload::read_azure(wc.trace);
+    auto t = workload::read_request_trace(wc.trace_format, wc.trace);
     if (!t) return t.status();
     auto dropped = fit_requests(sc, *t);
     if (!dropped) return dropped.status();

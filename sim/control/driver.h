@@ -19,8 +19,8 @@ class Dispatcher;
 
 namespace sim::control {
 
-// Trace replay (workload.trace_format mooncake | azure): one turn with its tokens given by the trace
-// rather than derived from the agent's context. REQUIRES: hit >= 0, miss >= 1, gen >= 1.
+// Trace replay (workload.trace_format mooncake | azure | alibaba): one turn with its tokens given by the
+// trace rather than derived from the agent's context. REQUIRES: hit >= 0, miss >= 1, gen >= 1.
 struct ReplayTurn {
   double arrival_s = 0;  // the trace's arrival time
   double hit = 0;        // prompt tokens read from storage
