@@ -92,6 +92,23 @@ TEST_CASE("Alibaba: a retry of the same prompt -> hits the whole prompt, the las
   CHECK(t->sessions == 1);
 }
 
+TEST_CASE("Alibaba: the sample file -> 142 requests in 40 sessions, hits as make_alibaba_sample.py counts",
+          "[unit]") {
+  auto t = wl::read_alibaba(std::string(DPSIM_SOURCE_DIR) + "/traces/synthetic/alibaba-sample.jsonl");
+  REQUIRE(t.is_ok());
+  CHECK(t->requests.size() == 142);
+  CHECK(t->sessions == 40);
+  CHECK(t->multi_turn_sessions == 34);
+  int64_t hit = 0, input = 0, output = 0;
+  for (const auto& r : t->requests) hit += r.hit_tokens, input += r.input_tokens, output += r.output_tokens;
+  // The generator's brute-force count (traces/README.md, "Alibaba JSONL").
+  CHECK(hit == 206141);
+  CHECK(input == 315283);
+  CHECK(output == 46437);
+  CHECK(t->requests.front().arrival_s == 0.0);
+  CHECK(t->requests.back().arrival_s == Approx(449.956).margin(1e-9));
+}
+
 TEST_CASE("Alibaba: bad records -> error names the file, the line and what was expected", "[unit]") {
   const std::string good = line(1, "-1", "0.5", 20, 5, {1, 2});
   // Missing fields, wrong types, negative lengths.
