@@ -83,12 +83,14 @@ void read_workload(JsonReader& r, WorkloadConfig& w, std::string& trace) {
   }
   w.append_scale = r.number("append_scale", def.append_scale, 0, kMaxScale, false);
   w.gen_scale = r.number("gen_scale", def.gen_scale, 0, kMaxScale, false);
-  w.trace_format = r.one_of("trace_format", def.trace_format, {"native", "mooncake", "azure"});
+  w.trace_format = r.one_of("trace_format", def.trace_format, {"native", "mooncake", "azure", "alibaba"});
   w.over_context = r.one_of("over_context", def.over_context, {"error", "drop"});
   for (const char* k : {"append_scale", "gen_scale"})
     if (r.ok() && w.trace_format != "native" && r.raw(k) != nullptr && r.raw(k)->is_number() &&
         r.raw(k)->get<double>() != 1.0)
-      r.fail(k, "1 with a request trace (trace_format mooncake or azure): scaling applies to trajectories",
+      r.fail(k,
+             "1 with a request trace (trace_format mooncake, azure or alibaba): scaling applies to "
+             "trajectories",
              r.raw(k));
   if (r.ok() && w.trace_format != "native" && trace.empty())
     r.fail("trace_format", "\"native\" when workload.trace is empty (only native traces are generated)",
@@ -173,8 +175,8 @@ void read_storage(JsonReader& r, StorageConfig& s, const WorkloadConfig& w) {
   // per agent, which only trajectories have.
   if (r.ok() && s.capacity_bytes > 0 && w.trace_format != "native")
     r.fail("capacity_bytes",
-           "0 (unlimited) with a request trace (trace_format mooncake or azure): the storage tier keeps "
-           "each agent's prefix, which only trajectories (native traces, the generator) have",
+           "0 (unlimited) with a request trace (trace_format mooncake, azure or alibaba): the storage tier "
+           "keeps each agent's prefix, which only trajectories (native traces, the generator) have",
            r.raw("capacity_bytes"));
 }
 

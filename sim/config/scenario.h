@@ -50,7 +50,8 @@ struct OnlineConfig {
 struct WorkloadConfig {
   std::string mode = "offline";  // offline | online
   std::string trace;             // resolved path of the trace file; empty = use `generator` (native only)
-  std::string trace_format = "native";  // native (trajectory JSONL) | mooncake (JSONL) | azure (CSV)
+  // native (trajectory JSONL) | mooncake (JSONL) | azure (CSV) | alibaba (JSONL)
+  std::string trace_format = "native";
   // A turn longer than the model's context: "error" (exit 2), or "drop" it (replay: the request; agents:
   // the trajectory ends before it).
   std::string over_context = "error";

@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <string>
 
-#include "sim/workload/azure.h"
 #include "sim/workload/generator.h"
-#include "sim/workload/mooncake.h"
+#include "sim/workload/request_trace.h"
 #include "sim/workload/scaling.h"
 
 namespace sim::workload {
@@ -98,7 +97,7 @@ StatusOr<Workload> build_workload(const config::ScenarioConfig& sc) {
   Workload w;
   const auto& wc = sc.workload;
   if (wc.trace_format != "native") {
-    auto t = wc.trace_format == "mooncake" ? read_mooncake(wc.trace) : read_azure(wc.trace);
+    auto t = read_request_trace(wc.trace_format, wc.trace);
     if (!t) return t.status();
     auto dropped = fit_requests(sc, *t);
     if (!dropped) return dropped.status();

@@ -47,19 +47,7 @@ std::string position(int64_t pred) {
 
 Status parse_line(std::string_view line, const std::string& where, RawRequest& out) {
   nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(line.begin(), line.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    size_t pos = what.find("syntax error");
-    return Status::error(fmt::format("{}:{}: malformed JSON (a truncated line?): {}", where, e.byte,
-                                     pos == std::string::npos ? what : what.substr(pos)));
-  } catch (const nlohmann::json::exception& e) {  // e.g. a number beyond the range of a double
-    std::string what = e.what();
-    size_t pos = what.find("] ");
-    return Status::error(
-        fmt::format("{}: malformed JSON: {}", where, pos == std::string::npos ? what : what.substr(pos + 2)));
-  }
+  SIM_RETURN_IF_ERROR(parse_json_line(line, where, &j));
   if (!j.is_object()) {
     return Status::error(fmt::format(
         "{}: expected a JSON object {{\"timestamp\": ..., \"input_length\": ..., \"output_length\": ..., "

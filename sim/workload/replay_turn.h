@@ -1,4 +1,4 @@
-// A turn of a replayed trace (workload.trace_format mooncake | azure): its tokens are given by the trace
+// A turn of a replayed trace (workload.trace_format mooncake | azure | alibaba): its tokens are given by the trace
 // rather than derived from the agent's context.
 #pragma once
 

@@ -2,7 +2,19 @@
 
 #include <fmt/format.h>
 
+#include "sim/workload/alibaba.h"
+#include "sim/workload/azure.h"
+#include "sim/workload/mooncake.h"
+
 namespace sim::workload {
+
+StatusOr<RequestTrace> read_request_trace(const std::string& format, const std::string& path) {
+  if (format == "mooncake") return read_mooncake(path);
+  if (format == "azure") return read_azure(path);
+  if (format == "alibaba") return read_alibaba(path);
+  return Status::error(fmt::format(
+      "{}: unknown request-trace format \"{}\" (expected mooncake, azure or alibaba)", path, format));
+}
 
 double token_weighted_hit(const RequestTrace& t) {
   int64_t hit = 0, input = 0;
@@ -67,6 +79,23 @@ Status check_trace_line(std::string_view line, const std::string& where, const c
   if (line.find_first_not_of(" \t") == std::string_view::npos) {
     return Status::error(
         fmt::format("{}: blank line (the format holds exactly one {} per line)", where, unit));
+  }
+  return Status::ok();
+}
+
+Status parse_json_line(std::string_view line, const std::string& where, nlohmann::json* out) {
+  try {
+    *out = nlohmann::json::parse(line.begin(), line.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    size_t pos = what.find("syntax error");
+    return Status::error(fmt::format("{}:{}: malformed JSON (a truncated line?): {}", where, e.byte,
+                                     pos == std::string::npos ? what : what.substr(pos)));
+  } catch (const nlohmann::json::exception& e) {  // out_of_range.406: a number beyond the range of a double
+    std::string what = e.what();
+    size_t pos = what.find("] ");
+    return Status::error(
+        fmt::format("{}: malformed JSON: {}", where, pos == std::string::npos ? what : what.substr(pos + 2)));
   }
   return Status::ok();
 }

@@ -1,5 +1,5 @@
 // RequestTrace: a timestamped list of requests, the common output of the public trace readers
-// (mooncake.h, azure.h; formats and rules in traces/README.md, "Public traces").
+// (mooncake.h, azure.h, alibaba.h; formats and rules in traces/README.md, "Public traces").
 //
 // A request's prompt has input_tokens tokens; hit_tokens of them have KV already persisted by earlier
 // requests (read from storage), the miss (input_tokens - hit_tokens) is computed; output_tokens (>= 1)
@@ -7,10 +7,12 @@
 // 0 .. sessions-1 in order of first appearance, turn is the request's index within its session in
 // arrival order (0 for the first).
 //
-// Also: helpers shared by the line-based readers (UTF-8 check, line splitting).
+// Also: the reader of a format by name, and helpers shared by the line-based readers (UTF-8 check, line
+// splitting, JSON lines).
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,10 @@ struct RequestTrace {
   int sessions = 0;             // distinct session ids
   int multi_turn_sessions = 0;  // sessions with at least two requests
 };
+
+// Reads `path` with the reader of `format` ("mooncake", "azure" or "alibaba", as workload.trace_format
+// spells them; default options). An unknown format is an error naming it.
+StatusOr<RequestTrace> read_request_trace(const std::string& format, const std::string& path);
 
 // Sum of hit_tokens / sum of input_tokens over all requests (0 when there is no request).
 double token_weighted_hit(const RequestTrace& t);
@@ -65,5 +71,10 @@ class TextLines {
 // Error for a line that is not valid UTF-8 or is blank (only spaces and tabs), naming `where`
 // ("FILE:LINE"); OK otherwise. `unit` names what one line holds, e.g. "request".
 Status check_trace_line(std::string_view line, const std::string& where, const char* unit);
+
+// Parses one line of a JSONL trace into `out` (never throws). Errors name `where` ("FILE:LINE"), with the
+// byte of a syntax error: "x.jsonl:3:17: malformed JSON (a truncated line?): syntax error ...", or say
+// which number is beyond the range of a double.
+Status parse_json_line(std::string_view line, const std::string& where, nlohmann::json* out);
 
 }  // namespace sim::workload

@@ -1,5 +1,5 @@
 // Checks of the RequestTrace contract (sim/workload/request_trace.h) on a trace a reader accepted: the
-// Mooncake and Azure harnesses trap when a reader returns a trace that breaks it.
+// Mooncake, Azure and Alibaba harnesses trap when a reader returns a trace that breaks it.
 #pragma once
 
 #include <cmath>

@@ -1,0 +1,119 @@
+// End-to-end replay of an Alibaba-format trace (workload.trace_format = alibaba): the synthetic sample
+// traces/synthetic/alibaba-sample.jsonl through scenarios/public/alibaba-sample.json, online and offline,
+// against totals counted without dpsim's reader; and a bad record through `dpsim run` (exit 2, the line).
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/support.h"
+
+namespace {
+
+const std::string kScenario = e2e::repo_file("scenarios/public/alibaba-sample.json");
+const std::string kSample = e2e::repo_file("traces/synthetic/alibaba-sample.jsonl");
+
+// Totals a replay of the sample must show: make_alibaba_sample.py's brute-force count (traces/README.md),
+// the replayed hit capped at input - 1 per request.
+constexpr int64_t kRequests = 142, kSessions = 40;
+constexpr int64_t kReplayedHit = 206130, kInput = 315283, kOutput = 46437;
+
+struct Totals {
+  int64_t requests = 0, sessions = 0, hit = 0, input = 0, output = 0;
+};
+
+// A second count from the raw lines: sessions by following parent_chat_id, and each request's hit = the
+// longest common prefix of block ids with any earlier request (by timestamp, then line) of its session,
+// x 16 tokens, capped at input_length and then at input_length - 1 as the replay does.
+Totals recount(const std::string& path) {
+  std::vector<nlohmann::json> rows;
+  std::ifstream in(path);
+  for (std::string l; std::getline(in, l);) rows.push_back(nlohmann::json::parse(l));
+  std::map<int64_t, size_t> row_of;
+  std::vector<size_t> root(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    row_of[rows[i].at("chat_id").get<int64_t>()] = i;
+    const int64_t p = rows[i].at("parent_chat_id").get<int64_t>();
+    root[i] = p < 0 ? i : root[row_of.at(p)];
+  }
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return rows[a].at("timestamp").get<double>() < rows[b].at("timestamp").get<double>();
+  });
+  Totals t;
+  std::map<size_t, std::vector<std::vector<int64_t>>> seen;  // session root -> earlier requests' ids
+  for (size_t i : order) {
+    const auto ids = rows[i].at("hash_ids").get<std::vector<int64_t>>();
+    const int64_t input = rows[i].at("input_length").get<int64_t>();
+    size_t best = 0;
+    for (const auto& other : seen[root[i]]) {
+      size_t m = 0;
+      while (m < ids.size() && m < other.size() && ids[m] == other[m]) ++m;
+      best = std::max(best, m);
+    }
+    seen[root[i]].push_back(ids);
+    t.hit += std::min(std::min(input, static_cast<int64_t>(best) * 16), input - 1);
+    t.input += input;
+    t.output += rows[i].at("output_length").get<int64_t>();
+    ++t.requests;
+  }
+  t.sessions = static_cast<int64_t>(seen.size());
+  return t;
+}
+
+double num(const nlohmann::json& r, const char* key) {
+  return r.at("summary").at(key).get<double>();
+}
+
+void check_replay(const nlohmann::json& r) {
+  CHECK(num(r, "turns_completed") == kRequests);
+  CHECK(num(r, "agents") == kSessions);
+  CHECK(num(r, "hit_tokens") == kReplayedHit);
+  CHECK(num(r, "miss_tokens") == kInput - kReplayedHit);
+  CHECK(num(r, "gen_tokens") == kOutput);
+  CHECK(num(r, "hit_rate") == Approx(static_cast<double>(kReplayedHit) / kInput));
+  CHECK(r.at("summary").at("stopped_by") == "all_turns_done");
+  // Requests arrive at their timestamps: the run lasts at least until the last one, 449.956 s after the
+  // first.
+  CHECK(num(r, "sim_end_s") >= 449.956);
+}
+
+}  // namespace
+
+TEST_CASE("Alibaba sample: the recount from the raw lines -> the generator's totals", "[e2e]") {
+  const Totals t = recount(kSample);
+  CHECK(t.requests == kRequests);
+  CHECK(t.sessions == kSessions);
+  CHECK(t.hit == kReplayedHit);
+  CHECK(t.input == kInput);
+  CHECK(t.output == kOutput);
+}
+
+TEST_CASE("Alibaba sample: online replay -> every request completes with the sessions' prefix hits",
+          "[e2e]") {
+  const auto r = e2e::run_ok(kScenario, {"sim.progress=false"}, 120);
+  CHECK(r.at("scenario").at("workload").at("mode") == "online");
+  check_replay(r);
+}
+
+TEST_CASE("Alibaba sample: offline replay -> the same requests, hits and arrival rule", "[e2e]") {
+  const auto r = e2e::run_ok(kScenario, {"workload.mode=offline", "sim.progress=false"}, 120);
+  CHECK(r.at("scenario").at("workload").at("mode") == "offline");
+  check_replay(r);
+}
+
+TEST_CASE("Alibaba trace: a parent_chat_id of no line -> exit 2 naming the file, the line and the field",
+          "[e2e]") {
+  const std::string bad = e2e::repo_file("tests/bad_inputs/files/alibaba_unknown_parent.jsonl");
+  const e2e::Run run = e2e::run_dpsim(kScenario, {"workload.trace=" + bad});
+  INFO(run.command << "\nstderr: " << run.stderr_text);
+  CHECK(run.exit_code == 2);
+  CHECK(run.result.is_null());
+  CHECK_THAT(run.stderr_text,
+             Catch::Matchers::Contains(bad + ":3: parent_chat_id: 7 is not the chat_id of any line"));
+}
