@@ -134,6 +134,25 @@ void read_slo(JsonReader& r, SloConfig& s) {
   } else {
     s.warmup_s = w->get<double>();
   }
+  s.mode = r.one_of("mode", def.mode, {"absolute", "relative"});
+  const bool relative = s.mode == "relative";
+  // A scale is a multiple of the turn's own unloaded latency: at or below 1 no loaded turn could meet it.
+  for (auto [key, value] :
+       {std::pair<const char*, double*>{"ttft_scale", &s.ttft_scale}, {"tpot_scale", &s.tpot_scale}}) {
+    const nlohmann::json* v = r.raw(key);
+    if (v == nullptr) {
+      if (relative)
+        r.fail(key,
+               "a number > 1 (slo.mode = \"relative\" judges each turn against this multiple of its unloaded "
+               "latency)",
+               v);
+    } else if (!v->is_number() || !(v->get<double>() > 1) || v->get<double>() > kMaxNumber) {
+      r.fail(key, "a number > 1 (a multiple of the turn's unloaded latency)", v);
+    } else {
+      *value = v->get<double>();
+    }
+  }
+  s.attainment = r.fraction("attainment", def.attainment);
 }
 
 // The scenario's choices about how the model executes, put where the cost model reads them.
@@ -620,6 +639,12 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
               {"tpot_s", sc.slo.tpot_s},
               {"statistic", sc.slo.statistic},
               {"warmup_s", sc.slo.warmup_s < 0 ? nlohmann::json("auto") : nlohmann::json(sc.slo.warmup_s)}};
+  if (sc.slo.relative()) {  // absolute scenarios resolve as before
+    j["slo"]["mode"] = sc.slo.mode;
+    j["slo"]["ttft_scale"] = sc.slo.ttft_scale;
+    j["slo"]["tpot_scale"] = sc.slo.tpot_scale;
+    j["slo"]["attainment"] = sc.slo.attainment;
+  }
   j["policy"] = {{"read_path", p.read_path},
                  {"scheduler", p.scheduler},
                  {"layerwise", p.layerwise},

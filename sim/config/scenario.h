@@ -80,6 +80,15 @@ struct SloConfig {
   // agents' first turns are at most twice their steady-state share of the turns in the SLO window.
   static constexpr double kAutoWarmup = -1;
   double warmup_s = kAutoWarmup;
+  // absolute: the bounds above, on slo.statistic of the judged turns' TTFT and TPOT. relative: each turn
+  // against a multiple of its own unloaded latency (cost/unloaded.h): it meets the SLO when its TTFT <=
+  // ttft_scale x its unloaded TTFT and its TPOT <= tpot_scale x its unloaded TPOT; the run meets it when
+  // the share of judged turns that do is at least `attainment` (scenarios/README.md, "slo").
+  std::string mode = "absolute";  // absolute | relative
+  double ttft_scale = 0;          // relative: required, > 1
+  double tpot_scale = 0;          // relative: required, > 1
+  double attainment = 0.9;        // relative: in (0, 1]
+  bool relative() const { return mode == "relative"; }
 };
 
 struct PolicyConfig {

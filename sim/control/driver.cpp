@@ -31,7 +31,7 @@ double TtftLog::windowed_mean(double now, double window_s, int min_turns) const 
 
 double TtftLog::windowed_percentile(double now, double window_s, int min_turns, double p) const {
   std::vector<double> v;
-  for (double issue : waiting_issues) v.push_back(now - issue);
+  for (const auto& w : waiting_issues) v.push_back(now - w.first);
   for (auto it = first_tokens.rbegin(); it != first_tokens.rend() && it->t > now - window_s; ++it)
     v.push_back(it->ttft);
   if (static_cast<int>(v.size()) < std::max(1, min_turns)) return -1.0;
@@ -39,6 +39,19 @@ double TtftLog::windowed_percentile(double now, double window_s, int min_turns, 
   const size_t i = std::min(v.size() - 1, k == 0 ? 0 : k - 1);
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
   return std::max(0.0, v[i]);
+}
+
+double TtftLog::windowed_attainment(double now, double window_s, int min_turns) const {
+  int count = 0, ok = 0;
+  for (const auto& [issue, bound] : waiting_issues) {
+    count++;
+    ok += now - issue <= bound ? 1 : 0;
+  }
+  for (auto it = first_tokens.rbegin(); it != first_tokens.rend() && it->t > now - window_s; ++it) {
+    count++;
+    ok += it->ttft <= it->bound ? 1 : 0;
+  }
+  return count >= std::max(1, min_turns) ? static_cast<double>(ok) / count : -1.0;
 }
 
 std::pair<int, int> TtftLog::window_counts(double now, double window_s) const {
@@ -60,6 +73,11 @@ Driver::Driver(engine::EngineContext& ctx, const std::vector<workload::Agent>& a
   next_turn_.assign(agents.size(), 0);
   context_.assign(agents.size(), 0.0);
   agents_left_ = static_cast<int>(agents.size());
+  if (ctx.sc.slo.relative()) unloaded_.emplace(ctx.sc);
+}
+
+float Driver::ttft_bound(const engine::Request& r) const {
+  return unloaded_ ? static_cast<float>(c_.sc.slo.ttft_scale * r.unloaded_ttft) : 0.0f;
 }
 
 void Driver::set_arrivals(std::vector<double> arrivals) {
@@ -123,14 +141,15 @@ void Driver::issue(int agent) {
     r.gen = t.gen;
   }
   r.t_issue = engine::now();
-  wait_first_token(r.t_issue);
+  if (unloaded_) r.unloaded_ttft = static_cast<float>(unloaded_->ttft_s(r.hit, r.miss));
+  wait_first_token(r.t_issue, ttft_bound(r));
   submit(r);
 }
 
-void Driver::wait_first_token(double t_issue) {
+void Driver::wait_first_token(double t_issue, float bound) {
   ttft_.waiting++;
   ttft_.waiting_issue_sum += t_issue;
-  if (online_) ttft_.waiting_issues.insert(t_issue);
+  if (online_) ttft_.waiting_issues.emplace(t_issue, bound);
 }
 
 void Driver::submit(const engine::Request& r) {
@@ -146,6 +165,7 @@ void Driver::restart(engine::RequestId lost, int event) {
   r.turn = old.turn;
   r.gen = old.gen;
   r.t_issue = old.t_issue;
+  r.unloaded_ttft = old.unloaded_ttft;  // the turn's own, whatever storage holds now
   r.restarts = old.restarts + 1;
   r.restart_event = event;
   // The lost request's lookup pinned the prefix until its reads were done: the new one pins it again.
@@ -154,7 +174,7 @@ void Driver::restart(engine::RequestId lost, int event) {
   r.recomputed = old.recomputed + (old.hit - r.hit);  // what storage gave up meanwhile is computed
   r.miss = old.miss + (old.hit - r.hit);
   // Its first token came, and is lost with it: the turn waits for one again.
-  if (old.t_first >= 0) wait_first_token(r.t_issue);
+  if (old.t_first >= 0) wait_first_token(r.t_issue, ttft_bound(r));
   submit(r);
 }
 
@@ -195,8 +215,9 @@ void Driver::first_token(engine::RequestId id) {
   ttft_.waiting--;
   ttft_.waiting_issue_sum -= r.t_issue;
   if (online_) {
-    ttft_.waiting_issues.erase(ttft_.waiting_issues.find(r.t_issue));
-    ttft_.first_tokens.push_back({t_first, static_cast<float>(t_first - r.t_issue), r.turn == 0});
+    const float bound = ttft_bound(r);
+    ttft_.waiting_issues.erase(ttft_.waiting_issues.find({r.t_issue, bound}));
+    ttft_.first_tokens.push_back({t_first, static_cast<float>(t_first - r.t_issue), r.turn == 0, bound});
   }
   if (c_.timeline != nullptr && c_.timeline->sampled_agent(r.agent)) {
     metrics::TurnTimes t = metrics::turn_times(r);
@@ -258,6 +279,10 @@ void Driver::turn_done(engine::RequestId id, double t_done) {
   s.read = static_cast<float>(r.read_s);
   s.queue = static_cast<float>(std::max(0.0, r.t_ready - r.t_issue - r.read_s));
   s.prefill = static_cast<float>(r.t_first - r.t_ready);
+  if (unloaded_) {
+    s.ttft_unloaded = r.unloaded_ttft;
+    s.tpot_unloaded = static_cast<float>(unloaded_->tpot_s(r.hit + r.miss));
+  }
   c_.rec.turns.push_back(s);
   if (c_.request_log != nullptr) record(r, s, t_done);
   c_.rec.turns_completed++;

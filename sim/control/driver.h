@@ -5,11 +5,13 @@
 // per request). When every agent is done it ends the run (stopped_by "all_turns_done", at that time).
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "sim/cost/unloaded.h"
 #include "sim/engine/context.h"
 #include "sim/workload/agents.h"
 #include "sim/workload/replay_turn.h"
@@ -30,18 +32,22 @@ struct TtftLog {
     double t;         // time of the first token
     float ttft;       // its TTFT
     bool first_turn;  // the agent's (or session's) first turn
+    float bound;      // slo.mode = relative: its TTFT bound (slo.ttft_scale x its unloaded TTFT); else 0
   };
   std::vector<FirstToken> first_tokens;  // online only, in time order
   double mean_turns = 1;                 // turns per agent (or session) of the workload, set at start
   int waiting = 0;                       // issued turns without a first token
   double waiting_issue_sum = 0;          // the sum of their issue times
-  std::multiset<double> waiting_issues;  // their issue times (online only)
+  std::multiset<std::pair<double, float>> waiting_issues;  // their issue times and bounds (online only)
   // Mean TTFT over (now - window, now]: turns whose first token came in it count their TTFT, turns still
   // waiting for their first token count their age. Returns -1 when fewer than min_turns turns count.
   double windowed_mean(double now, double window_s, int min_turns) const;
   // The same turns' TTFT (and ages) at a percentile p in (0, 100], nearest rank as in the summary; -1
   // when fewer than min_turns turns count.
   double windowed_percentile(double now, double window_s, int min_turns, double p) const;
+  // slo.mode = relative: the share of the same turns within their bound (a waiting turn is when its age
+  // is); -1 when fewer than min_turns turns count.
+  double windowed_attainment(double now, double window_s, int min_turns) const;
   // Over the turns whose first token came in (now - window_s, now]: how many, and how many were first turns.
   std::pair<int, int> window_counts(double now, double window_s) const;
 };
@@ -74,11 +80,14 @@ class Driver : public engine::TurnEvents {
   const TtftLog& ttft_log() const { return ttft_; }
 
  private:
+  // slo.mode = relative: the turn's TTFT bound for the stop rule (slo.ttft_scale x its unloaded TTFT); else
+  // 0.
+  float ttft_bound(const engine::Request& r) const;
   void loop();
   void issue(int agent);
   void release_at(double t, int agent);
   // A turn issued at t_issue waits for its first token (the TTFT log's waiting turns).
-  void wait_first_token(double t_issue);
+  void wait_first_token(double t_issue, float bound);
   // Adds the request to the store and submits it to the dispatcher.
   void submit(const engine::Request& r);
   // outputs.requests: the record of a turn that is done.
@@ -89,12 +98,13 @@ class Driver : public engine::TurnEvents {
   engine::EngineContext& c_;
   const std::vector<workload::Agent>& agents_;
   engine::Dispatcher& dispatcher_;
-  const bool online_;                             // workload.mode: the TTFT log is kept online only
-  std::vector<int> next_turn_;                    // per agent
-  std::vector<double> context_;                   // per agent: tokens of context so far (the next hit)
-  std::vector<double> arrivals_;                  // per agent: first-turn time (empty: all at 0)
-  std::vector<std::vector<ReplayTurn>> replay_;   // trace replay sessions (empty: agents)
-  std::vector<std::pair<double, int>> releases_;  // min-heap of (time, agent) on std::greater
+  const bool online_;                              // workload.mode: the TTFT log is kept online only
+  std::optional<cost::UnloadedLatency> unloaded_;  // slo.mode = relative: each turn's unloaded latency
+  std::vector<int> next_turn_;                     // per agent
+  std::vector<double> context_;                    // per agent: tokens of context so far (the next hit)
+  std::vector<double> arrivals_;                   // per agent: first-turn time (empty: all at 0)
+  std::vector<std::vector<ReplayTurn>> replay_;    // trace replay sessions (empty: agents)
+  std::vector<std::pair<double, int>> releases_;   // min-heap of (time, agent) on std::greater
   TtftLog ttft_;
   int agents_arrived_ = 0;
   int agents_left_ = 0;

@@ -28,7 +28,14 @@ void StopRules::loop() {
     if (run_.finished()) return;
     const double now = engine::now();
     if (warmup_end_s_ < 0 && warmup_over(now)) warmup_end_s_ = sc_.slo.warmup_s >= 0 ? sc_.slo.warmup_s : now;
-    if (o.stop_on_slo && warmup_end_s_ >= 0) {
+    if (o.stop_on_slo && warmup_end_s_ >= 0 && sc_.slo.relative()) {
+      // Relative: the share of the window's turns within their own bound, against slo.attainment.
+      const double a = log_.windowed_attainment(now, o.slo_window_s, o.slo_min_turns);
+      if (a >= 0 && a < sc_.slo.attainment) {
+        run_.stop("ttft_slo", now);
+        return;
+      }
+    } else if (o.stop_on_slo && warmup_end_s_ >= 0) {
       const std::string& stat = sc_.slo.statistic;
       const double m = stat == "mean" ? log_.windowed_mean(now, o.slo_window_s, o.slo_min_turns)
                                       : log_.windowed_percentile(now, o.slo_window_s, o.slo_min_turns,

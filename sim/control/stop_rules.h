@@ -6,6 +6,8 @@
 //                 that window holds slo_min_turns turns);
 //   ttft_slo      after the warm-up, the windowed TTFT over slo.ttft_s, once the window holds slo_min_turns
 //                 turns; windowed TTFT = the slo.statistic (mean, or a percentile) of the window's turns;
+//                 slo.mode = relative: the share of the window's turns within their own TTFT bound
+//                 (slo.ttft_scale x unloaded TTFT; a waiting turn by its age) under slo.attainment;
 //   steady_state  the mean TTFT of the last steady_window_s within steady_tolerance (relative) of the same
 //                 measure steady_lag_s earlier (DualPath §7.4).
 #pragma once

@@ -16,6 +16,9 @@ struct TurnSample {
   float read = 0;     // storage read time
   float prefill = 0;  // KV ready -> first token (batch wait + forward passes + KV push)
   float alloc = 0;    // first token -> joined the decode batch (HBM wait + H2D)
+  // slo.mode = relative (0 otherwise): the turn's unloaded TTFT and TPOT (cost/unloaded.h).
+  float ttft_unloaded = 0;
+  float tpot_unloaded = 0;
 };
 
 struct Recorder {

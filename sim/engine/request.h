@@ -16,8 +16,10 @@ enum class KvTransport { kLinks, kFree };
 struct Request {
   int agent = 0;
   int turn = 0;
-  double hit = 0;          // earlier context, read from storage
-  double miss = 0;         // appended tokens, prefilled (and the context storage no longer held)
+  double hit = 0;   // earlier context, read from storage
+  double miss = 0;  // appended tokens, prefilled (and the context storage no longer held)
+  // slo.mode = relative: the turn's unloaded TTFT (cost/unloaded.h) at its first issue (0 otherwise).
+  float unloaded_ttft = 0;
   double recomputed = 0;   // of `miss`: context tokens evicted from storage, computed again
   double gen = 0;          // tokens to generate (the first by the prefill)
   int pe = 0;              // prefill engine index

@@ -1,0 +1,71 @@
+#include "sim/cost/unloaded.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/config/units.h"
+#include "sim/cost/compute_plan.h"
+#include "sim/storage/read_rate.h"
+
+namespace sim::cost {
+
+UnloadedLatency::UnloadedLatency(const config::ScenarioConfig& sc) : sc_(sc) {
+  const auto& m = sc.model;
+  const auto& hw = sc.hardware;
+  const int pe_unit = config::unit_gpus(sc, config::UnitRole::kPrefill);
+  prefill_ep_ = ep_group(m, hw, pe_unit);
+  decode_ep_ = ep_group(m, hw, config::unit_gpus(sc, config::UnitRole::kDecode));
+  // An EP model's PEs pass in DP-attention groups (engine/prefill_service.cpp); other models alone.
+  const int dp = sc.cluster.prefill_dp_group_gpus;
+  dp_gpus_ = m.moe() ? (dp == 0 ? pe_unit : dp) : 1;
+  if (sc.policy.batching == "quota") limits_.quota_s = sc.policy.compute_quota_s;
+  kv_token_ = kv_bytes_per_token(m);
+  kv_token_layer_ = kv_bytes_per_token_layer(m);
+  read_Bps_ = storage::read_Bps(hw, sc.policy.persist_block_tokens * kv_token_);
+  h2d_Bps_ = std::min(hw.cnic_bw_Bps, hw.dram_bw_Bps);
+  if (hw.pcie_bw_Bps > 0) h2d_Bps_ = std::min(h2d_Bps_, hw.pcie_bw_Bps);
+}
+
+UnloadedTtft UnloadedLatency::ttft(double hit, double miss) const {
+  const auto& m = sc_.model;
+  const auto& hw = sc_.hardware;
+  UnloadedTtft u;
+  u.read_s = hit > 0 ? hit * kv_token_ / read_Bps_ : 0;
+  const bool layerwise = sc_.policy.layerwise;
+  double cached = hit, left = miss;
+  std::vector<std::vector<Chunk>> per_gpu(static_cast<size_t>(dp_gpus_));
+  while (left > 0) {
+    const QuotaBatch b = form_quota_batch({Chunk{cached, left}}, m, hw, limits_);
+    const double bsz = b.chunk_bsz > 0 ? b.chunk_bsz : left;
+    per_gpu[0] = {Chunk{cached, bsz}};
+    const PassPlan p = prefill_pass(m, hw, per_gpu, prefill_ep_);
+    // A pass loads the context it attends to (the hit, then the earlier chunks' KV back from the decode
+    // node's buffer) and pushes what it adds (the first pass: the hit too, on the PE path).
+    const double load_layer_s = cached * kv_token_layer_ / (u.passes == 0 ? h2d_Bps_ : hw.cnic_bw_Bps);
+    const double push_layer_s = (u.passes == 0 ? hit + bsz : bsz) * kv_token_layer_ / hw.cnic_bw_Bps;
+    if (layerwise) {  // a pipeline of layers: its slowest stage sets the pace; the first load, the last push
+      // The first pass's H2D and its push both cross the PE GPU's CNIC read direction (sim/README.md,
+      // "The platform and its routes"): they share it.
+      const double shared_s = u.passes == 0 ? (cached + hit + bsz) * kv_token_layer_ / hw.cnic_bw_Bps : 0.0;
+      u.prefill_s += p.layers * std::max({p.layer_s, load_layer_s, push_layer_s, shared_s});
+      u.load_s += load_layer_s;
+      u.push_s += push_layer_s;
+    } else {  // load, compute, push in series
+      u.prefill_s += p.layers * p.layer_s;
+      u.load_s += p.layers * load_layer_s;
+      u.push_s += p.layers * push_layer_s;
+    }
+    u.passes++;
+    cached += bsz;
+    left -= bsz;
+  }
+  return u;
+}
+
+double UnloadedLatency::tpot_s(double context) const {
+  const auto& m = sc_.model;
+  const auto& hw = sc_.hardware;
+  return decode_group_step(m, hw, decode_own_s(m, hw, 1, context, decode_ep_), 1, decode_ep_).step_s;
+}
+
+}  // namespace sim::cost
