@@ -24,12 +24,14 @@
 #include <fstream>
 #include <map>
 
-#include "sim/cli/child_runs.h"
+#include "sim/study/executor.h"
 #include "sim/cli/commands.h"
 #include "sim/config/scenario.h"
 #include "sim/core/paths.h"
 
 namespace sim::cli {
+
+using namespace study;  // the studies moved to sim/study/; the commands are made thin next
 
 namespace {
 

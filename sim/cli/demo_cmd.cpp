@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/cli/child_runs.h"
+#include "sim/study/executor.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/report.h"
 #include "sim/config/scenario.h"
@@ -17,6 +17,8 @@
 #include "sim/cost/bottleneck.h"
 
 namespace sim::cli {
+
+using namespace study;  // the studies moved to sim/study/; the commands are made thin next
 
 void add_demo_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("demo", "The default scenario with Basic and DualPath side by side");

@@ -2,7 +2,7 @@
 //  [--slo-tpot S] [--jct-target S] [--objective gpus|cost] [--set-list key=v1,v2]... [--set k=v]... [--jobs
 //  N]
 //  [--out DIR] [--emit-jobs FILE]`: the cheapest cluster for a workload (README.md, "Capacity planning").
-// The search is sim/cli/plan_search.h; this file runs its rounds as child `dpsim run`s
+// The search is sim/study/plan_search.h; this file runs its rounds as child `dpsim run`s
 // (DIR/points/<name>.json and .log, reused when present, so a plan resumes), and writes DIR/plan.json.
 #include <fmt/format.h>
 
@@ -15,15 +15,17 @@
 #include <map>
 #include <set>
 
-#include "sim/cli/child_runs.h"
+#include "sim/study/executor.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/plan_search.h"
+#include "sim/study/plan_search.h"
 #include "sim/config/scenario.h"
 #include "sim/config/units.h"
 #include "sim/core/paths.h"
 #include "sim/cost/bottleneck.h"
 
 namespace sim::cli {
+
+using namespace study;  // the studies moved to sim/study/; the commands are made thin next
 
 namespace fs = std::filesystem;
 

@@ -1,6 +1,6 @@
 // `dpsim props GRID.json [--set k=v]... [--jobs N] [--out DIR]`: runs a property grid (scenarios x P:D x
 // policies, plus monotone variants) as child `dpsim run`s, in parallel and resumable, then checks the
-// relations of sim/cli/props.h on the results and prints each violation with its pair of runs and
+// relations of sim/study/props_relations.h on the results and prints each violation with its pair of runs and
 // figures. Exit 0 when every relation holds (or each violation is explained within its limit), 1 when
 // one does not, 2 on bad input. Format: scenarios/props/README.md.
 #include <fmt/format.h>
@@ -12,14 +12,16 @@
 #include <fstream>
 #include <map>
 
-#include "sim/cli/child_runs.h"
+#include "sim/study/executor.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/props.h"
+#include "sim/study/props_relations.h"
 #include "sim/config/json_util.h"
 #include "sim/config/scenario.h"
 #include "sim/core/paths.h"
 
 namespace sim::cli {
+
+using namespace study;  // the studies moved to sim/study/; the commands are made thin next
 
 namespace fs = std::filesystem;
 

@@ -8,14 +8,16 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/cli/child_runs.h"
+#include "sim/study/executor.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/sweep_summary.h"
+#include "sim/study/sweep_summary.h"
 #include "sim/config/scenario.h"
 #include "sim/core/paths.h"
 #include "sim/cost/bottleneck.h"
 
 namespace sim::cli {
+
+using namespace study;  // the studies moved to sim/study/; the commands are made thin next
 
 namespace fs = std::filesystem;
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace sim::cli {
+namespace sim::study {
 
 // Absolute path of the running executable ("dpsim" when /proc/self/exe is unreadable).
 std::string self_exe();
@@ -48,4 +48,4 @@ std::vector<int> run_children(const std::vector<ChildJob>& list, int jobs,
                               void (*on_done)(size_t index, int code, void* ctx) = nullptr,
                               void* ctx = nullptr);
 
-}  // namespace sim::cli
+}  // namespace sim::study

@@ -1,4 +1,4 @@
-#include "sim/cli/child_runs.h"
+#include "sim/study/executor.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -11,7 +11,7 @@
 #include <map>
 #include <thread>
 
-namespace sim::cli {
+namespace sim::study {
 
 int default_jobs(int requested) {
   return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -111,4 +111,4 @@ std::vector<int> run_children(const std::vector<ChildJob>& list, int jobs,
   return codes;
 }
 
-}  // namespace sim::cli
+}  // namespace sim::study

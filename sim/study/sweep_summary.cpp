@@ -1,4 +1,4 @@
-#include "sim/cli/sweep_summary.h"
+#include "sim/study/sweep_summary.h"
 
 #include <fmt/format.h>
 
@@ -12,10 +12,10 @@
 #include <set>
 #include <sstream>
 
-#include "sim/cli/result_fields.h"
+#include "sim/study/result_fields.h"
 #include "sim/platform/resource_class.h"
 
-namespace sim::cli {
+namespace sim::study {
 
 namespace {
 
@@ -392,4 +392,4 @@ bool result_file_complete(const std::string& path) {
   return by != "SIGINT" && by != "SIGTERM";
 }
 
-}  // namespace sim::cli
+}  // namespace sim::study

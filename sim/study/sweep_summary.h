@@ -10,7 +10,7 @@
 
 #include "sim/core/status.h"
 
-namespace sim::cli {
+namespace sim::study {
 
 struct GridPoint {
   int p = 1;  // prefill nodes
@@ -86,4 +86,4 @@ std::string summary_csv(const nlohmann::json& summary);
 // ended by its own stop rule (time limit, SLO, steady state) is finished.
 bool result_file_complete(const std::string& path);
 
-}  // namespace sim::cli
+}  // namespace sim::study
