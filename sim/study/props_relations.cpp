@@ -9,9 +9,9 @@
 #include <map>
 #include <set>
 
-#include "sim/study/result_fields.h"
 #include "sim/config/json_util.h"
 #include "sim/core/paths.h"
+#include "sim/study/result_fields.h"
 
 namespace sim::study {
 

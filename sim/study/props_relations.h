@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/study/sweep_summary.h"
 #include "sim/core/status.h"
+#include "sim/study/sweep_summary.h"
 
 namespace sim::study {
 

@@ -5,15 +5,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <numeric>
 #include <set>
 #include <sstream>
 
-#include "sim/study/result_fields.h"
 #include "sim/platform/resource_class.h"
+#include "sim/study/result_fields.h"
 
 namespace sim::study {
 
@@ -378,18 +377,6 @@ std::string summary_csv(const nlohmann::json& summary) {
          csv_cell(p["first_saturated"]) + "\n";
   }
   return s;
-}
-
-bool result_file_complete(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return false;
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("summary") || !j.contains("resources")) return false;
-  const auto& s = j["summary"];
-  const std::string by = s.is_object() && s.contains("stopped_by") && s["stopped_by"].is_string()
-                             ? s["stopped_by"].get<std::string>()
-                             : "";
-  return by != "SIGINT" && by != "SIGTERM";
 }
 
 }  // namespace sim::study

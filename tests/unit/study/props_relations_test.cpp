@@ -1,5 +1,5 @@
-// The pure half of `dpsim props` (sim/study/props_relations.h): the grid file, the runs it expands to, and each
-// relation on hand-made results, each with a case that holds and one that breaks.
+// The pure half of `dpsim props` (sim/study/props_relations.h): the grid file, the runs it expands to, and
+// each relation on hand-made results, each with a case that holds and one that breaks.
 #include "sim/study/props_relations.h"
 
 #include <catch2/catch.hpp>

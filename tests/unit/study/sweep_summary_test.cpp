@@ -1,10 +1,8 @@
 // The pure half of `dpsim sweep` (sim/study/sweep_summary.h): grid and --set-list parsing, point names,
-// the classification of one result and the resume rule.
+// the classification of one result.
 #include "sim/study/sweep_summary.h"
 
 #include <catch2/catch.hpp>
-#include <cstdio>
-#include <fstream>
 #include <set>
 #include <string>
 
@@ -128,25 +126,4 @@ TEST_CASE("Sweep classification: SNICs full, nothing fuller -> bottleneck-free, 
   const auto c = sim::study::point_summary(pt, &low, 0.9, "x.json");
   CHECK(c.at("bottleneck_free") == false);
   CHECK(c.at("first_saturated") == "decode.dram.shared");
-}
-
-TEST_CASE("Sweep resume: a finished result is kept, missing, broken or signal-cut ones are rerun", "[unit]") {
-  const std::string path = "sweep_summary_test_result.json";
-  auto write = [&](const std::string& text) { std::ofstream(path) << text; };
-  nlohmann::json r = result(0.97, 0.8, 0.5);
-  r["summary"]["stopped_by"] = "all_turns_done";
-  write(r.dump());
-  CHECK(sim::study::result_file_complete(path));
-  r["summary"]["stopped_by"] = "time_limit";  // the run's own stop rule: finished
-  write(r.dump());
-  CHECK(sim::study::result_file_complete(path));
-  for (const char* sig : {"SIGINT", "SIGTERM"}) {
-    r["summary"]["stopped_by"] = sig;
-    write(r.dump());
-    CHECK_FALSE(sim::study::result_file_complete(path));
-  }
-  write(r.dump().substr(0, 40));  // truncated
-  CHECK_FALSE(sim::study::result_file_complete(path));
-  std::remove(path.c_str());
-  CHECK_FALSE(sim::study::result_file_complete(path));
 }
