@@ -207,7 +207,7 @@ struct ScenarioConfig {
   uint64_t seed = 1;
   nlohmann::json resolved;  // the scenario with every default filled in (file references as written)
   // The optional top-level "expect" bands of `dpsim check`, validated but kept as written (null when absent).
-  // Format in scenarios/README.md, "Expectations"; evaluated by sim/cli/check_cmd.cpp.
+  // Format in scenarios/README.md, "Expectations"; evaluated by sim/study/check.cpp.
   nlohmann::json expect;
 };
 

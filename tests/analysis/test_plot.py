@@ -228,7 +228,7 @@ def case_bad_inputs(out, tmp):
 
 def _front(points):
     """Names of the points no other ok point beats on (x, y), both lower being better (dpsim plan's
-    pareto_front, sim/cli/plan_search.h), in x order."""
+    pareto_front, sim/study/plan_search.h), in x order."""
     pts = sorted((p for p in points if p["ok"] and p["y"] is not None), key=lambda p: (p["x"], p["y"]))
     out, best = [], float("inf")
     for p in pts:

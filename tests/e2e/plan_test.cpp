@@ -1,4 +1,4 @@
-// End-to-end checks of `dpsim plan` (sim/cli/plan_cmd.cpp): its answer on a small online case against a
+// End-to-end checks of `dpsim plan` (sim/study/plan.cpp): its answer on a small online case against a
 // brute-force grid of the same space run by `dpsim sweep`, the rounds of --emit-jobs giving the same
 // answer, and bad arguments. Case: tests/e2e/cases/cold_start_4p1d.json (DS 27B, agents with a cold
 // first round) at 4 agents/s, 120 agents, 2 to 6 nodes, on the paper's hardware (analytic range 1/7..7/2).

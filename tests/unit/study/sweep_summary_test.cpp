@@ -1,14 +1,12 @@
-// The pure half of `dpsim sweep` (sim/cli/sweep_summary.h): grid and --set-list parsing, point names,
-// the classification of one result and the resume rule.
-#include "sim/cli/sweep_summary.h"
+// The pure half of `dpsim sweep` (sim/study/sweep_summary.h): grid and --set-list parsing, point names,
+// the classification of one result.
+#include "sim/study/sweep_summary.h"
 
 #include <catch2/catch.hpp>
-#include <cstdio>
-#include <fstream>
 #include <set>
 #include <string>
 
-using sim::cli::GridPoint;
+using sim::study::GridPoint;
 
 namespace {
 
@@ -38,59 +36,59 @@ nlohmann::json result(double snic, double pe_cnic_write, double de_dram) {
 
 TEST_CASE("Sweep grid: --pd pairs -> the pairs in order, malformed items -> an error naming the item",
           "[unit]") {
-  auto g = sim::cli::parse_pd_list("1:7,2:4,10:1");
+  auto g = sim::study::parse_pd_list("1:7,2:4,10:1");
   REQUIRE(g.is_ok());
   CHECK(pairs(*g) == "1:7,2:4,10:1");
   for (const char* bad : {"1:0", "0:3", "1-7", "1:7,", "", "a:b", "1:2:3"}) {
     INFO(bad);
-    const auto e = sim::cli::parse_pd_list(bad);
+    const auto e = sim::study::parse_pd_list(bad);
     CHECK_FALSE(e.is_ok());
   }
-  CHECK(sim::cli::parse_pd_list("1:7,x").status().message().find("\"x\"") != std::string::npos);
+  CHECK(sim::study::parse_pd_list("1:7,x").status().message().find("\"x\"") != std::string::npos);
 }
 
 TEST_CASE("Sweep grid: --ratios at N nodes -> exactly each ratio, scaled to the most nodes <= N", "[unit]") {
-  auto g = sim::cli::parse_ratios("1/9,1/8,1/7,1/6,1/5,1/4,1/3,1/2,1,2,3,7/2,4,5", 10);
+  auto g = sim::study::parse_ratios("1/9,1/8,1/7,1/6,1/5,1/4,1/3,1/2,1,2,3,7/2,4,5", 10);
   REQUIRE(g.is_ok());
   CHECK(pairs(*g) == "1:9,1:8,1:7,1:6,1:5,2:8,2:6,3:6,5:5,6:3,6:2,7:2,8:2,5:1");
   for (const auto& p : *g) CHECK(p.p + p.d <= 10);
   // Unreduced ratios are reduced first (2/4 = 1/2 -> 3:6 at 10 nodes).
-  auto r = sim::cli::parse_ratios("2/4", 10);
+  auto r = sim::study::parse_ratios("2/4", 10);
   REQUIRE(r.is_ok());
   CHECK(pairs(*r) == "3:6");
   // A ratio that does not fit (1/20 at 10 nodes) takes the nearest pair with P + D = N.
-  auto n = sim::cli::parse_ratios("1/20", 10);
+  auto n = sim::study::parse_ratios("1/20", 10);
   REQUIRE(n.is_ok());
   CHECK(pairs(*n) == "1:9");
   for (const char* bad : {"0", "1/0", "-1", "x", "1/2/3", ""}) {
     INFO(bad);
-    CHECK_FALSE(sim::cli::parse_ratios(bad, 10).is_ok());
+    CHECK_FALSE(sim::study::parse_ratios(bad, 10).is_ok());
   }
 }
 
 TEST_CASE("Sweep grid: --p range or list at fixed D -> one point per P", "[unit]") {
-  auto g = sim::cli::parse_p_range("1..4", 2);
+  auto g = sim::study::parse_p_range("1..4", 2);
   REQUIRE(g.is_ok());
   CHECK(pairs(*g) == "1:2,2:2,3:2,4:2");
-  auto l = sim::cli::parse_p_range("1,2,8", 4);
+  auto l = sim::study::parse_p_range("1,2,8", 4);
   REQUIRE(l.is_ok());
   CHECK(pairs(*l) == "1:4,2:4,8:4");
   for (const char* bad : {"4..1", "0..3", "1..", "x", ""}) {
     INFO(bad);
-    CHECK_FALSE(sim::cli::parse_p_range(bad, 2).is_ok());
+    CHECK_FALSE(sim::study::parse_p_range(bad, 2).is_ok());
   }
 }
 
 TEST_CASE("Sweep grid: --set-list and expand_grid -> grid-major points with unique names", "[unit]") {
-  auto s = sim::cli::parse_set_list("policy.read_path=split,pe");
+  auto s = sim::study::parse_set_list("policy.read_path=split,pe");
   REQUIRE(s.is_ok());
   CHECK(s->key == "policy.read_path");
   CHECK(s->values == std::vector<std::string>{"split", "pe"});
-  CHECK_FALSE(sim::cli::parse_set_list("policy.read_path").is_ok());
-  CHECK_FALSE(sim::cli::parse_set_list("=a,b").is_ok());
-  auto a = sim::cli::parse_set_list("workload.agents=16,32");
+  CHECK_FALSE(sim::study::parse_set_list("policy.read_path").is_ok());
+  CHECK_FALSE(sim::study::parse_set_list("=a,b").is_ok());
+  auto a = sim::study::parse_set_list("workload.agents=16,32");
   REQUIRE(a.is_ok());
-  const auto pts = sim::cli::expand_grid({{1, 2}, {2, 2}}, {*s, *a});
+  const auto pts = sim::study::expand_grid({{1, 2}, {2, 2}}, {*s, *a});
   REQUIRE(pts.size() == 8);
   CHECK(pts[0].pd.p == 1);
   CHECK(pts[3].pd.p == 1);
@@ -103,50 +101,29 @@ TEST_CASE("Sweep grid: --set-list and expand_grid -> grid-major points with uniq
 
 TEST_CASE("Sweep classification: SNICs full, nothing fuller -> bottleneck-free, a fuller CNIC -> limited",
           "[unit]") {
-  const sim::cli::SweepPoint pt{"p1-d1", {1, 1}, {}};
-  const auto free = sim::cli::point_summary(pt, nullptr, 0.9, "x.json");
+  const sim::study::SweepPoint pt{"p1-d1", {1, 1}, {}};
+  const auto free = sim::study::point_summary(pt, nullptr, 0.9, "x.json");
   CHECK(free.at("bottleneck_free").is_null());  // no result yet
 
   const nlohmann::json ok = result(0.97, 0.80, 0.50);
-  const auto a = sim::cli::point_summary(pt, &ok, 0.9, "x.json");
+  const auto a = sim::study::point_summary(pt, &ok, 0.9, "x.json");
   CHECK(a.at("bottleneck_free") == true);
   CHECK(a.at("first_saturated").is_null());
   CHECK(a.at("utilization").at("snic").get<double>() == Approx(0.97));
 
   // The PE CNIC write direction runs at 99%, SNICs at 85%: limited by it.
   const nlohmann::json cnic = result(0.85, 0.99, 0.50);
-  const auto b = sim::cli::point_summary(pt, &cnic, 0.9, "x.json");
+  const auto b = sim::study::point_summary(pt, &cnic, 0.9, "x.json");
   CHECK(b.at("bottleneck_free") == false);
   CHECK(b.at("first_saturated") == "prefill.cnic.write");
 
   // At a bound the binding resource runs as full as the SNICs (within the tie margin): still free.
   const nlohmann::json tie = result(0.95, 0.96, 0.50);
-  CHECK(sim::cli::point_summary(pt, &tie, 0.9, "x.json").at("bottleneck_free") == true);
+  CHECK(sim::study::point_summary(pt, &tie, 0.9, "x.json").at("bottleneck_free") == true);
 
   // Nothing saturated but the SNICs below the threshold: not free, and the fullest class is named.
   const nlohmann::json low = result(0.70, 0.40, 0.60);
-  const auto c = sim::cli::point_summary(pt, &low, 0.9, "x.json");
+  const auto c = sim::study::point_summary(pt, &low, 0.9, "x.json");
   CHECK(c.at("bottleneck_free") == false);
   CHECK(c.at("first_saturated") == "decode.dram.shared");
-}
-
-TEST_CASE("Sweep resume: a finished result is kept, missing, broken or signal-cut ones are rerun", "[unit]") {
-  const std::string path = "sweep_summary_test_result.json";
-  auto write = [&](const std::string& text) { std::ofstream(path) << text; };
-  nlohmann::json r = result(0.97, 0.8, 0.5);
-  r["summary"]["stopped_by"] = "all_turns_done";
-  write(r.dump());
-  CHECK(sim::cli::result_file_complete(path));
-  r["summary"]["stopped_by"] = "time_limit";  // the run's own stop rule: finished
-  write(r.dump());
-  CHECK(sim::cli::result_file_complete(path));
-  for (const char* sig : {"SIGINT", "SIGTERM"}) {
-    r["summary"]["stopped_by"] = sig;
-    write(r.dump());
-    CHECK_FALSE(sim::cli::result_file_complete(path));
-  }
-  write(r.dump().substr(0, 40));  // truncated
-  CHECK_FALSE(sim::cli::result_file_complete(path));
-  std::remove(path.c_str());
-  CHECK_FALSE(sim::cli::result_file_complete(path));
 }

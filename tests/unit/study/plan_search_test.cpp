@@ -1,7 +1,7 @@
-// Unit tests of the search of `dpsim plan` (sim/cli/plan_search.h) against brute force over the same space:
+// Unit tests of the search of `dpsim plan` (sim/study/plan_search.h) against brute force over the same space:
 // the search is driven to its end by an oracle that answers each run it asks for, and its answer must be
 // the one found by evaluating every point, while it runs fewer.
-#include "sim/cli/plan_search.h"
+#include "sim/study/plan_search.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -10,25 +10,25 @@
 #include <random>
 #include <set>
 
-using sim::cli::GridPoint;
-using sim::cli::pareto_front;
-using sim::cli::plan_point;
-using sim::cli::plan_size;
-using sim::cli::plan_splits;
-using sim::cli::plan_step;
-using sim::cli::PlanChoice;
-using sim::cli::PlanGoal;
-using sim::cli::PlanObjective;
-using sim::cli::PlanOutcome;
-using sim::cli::PlanPoint;
-using sim::cli::PlanSpace;
+using sim::study::GridPoint;
+using sim::study::pareto_front;
+using sim::study::plan_point;
+using sim::study::plan_size;
+using sim::study::plan_splits;
+using sim::study::plan_step;
+using sim::study::PlanChoice;
+using sim::study::PlanGoal;
+using sim::study::PlanObjective;
+using sim::study::PlanOutcome;
+using sim::study::PlanPoint;
+using sim::study::PlanSpace;
 
 namespace {
 
 using Oracle = std::function<PlanOutcome(const PlanPoint&)>;
 
 // Runs the search to its end; returns the final step and how many runs it asked for.
-std::pair<sim::cli::PlanStep, int> drive(const PlanSpace& s, const Oracle& oracle) {
+std::pair<sim::study::PlanStep, int> drive(const PlanSpace& s, const Oracle& oracle) {
   std::map<std::string, PlanOutcome> known;
   int runs = 0;
   for (int round = 0; round < 1000; ++round) {

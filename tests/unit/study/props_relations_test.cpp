@@ -1,6 +1,6 @@
-// The pure half of `dpsim props` (sim/cli/props.h): the grid file, the runs it expands to, and each
-// relation on hand-made results, each with a case that holds and one that breaks.
-#include "sim/cli/props.h"
+// The pure half of `dpsim props` (sim/study/props_relations.h): the grid file, the runs it expands to, and
+// each relation on hand-made results, each with a case that holds and one that breaks.
+#include "sim/study/props_relations.h"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -8,11 +8,11 @@
 
 #include "sim/core/paths.h"
 
-using sim::cli::evaluate_props;
-using sim::cli::PropsCheck;
-using sim::cli::PropsRun;
-using sim::cli::PropsSpec;
-using sim::cli::RunOutcome;
+using sim::study::evaluate_props;
+using sim::study::PropsCheck;
+using sim::study::PropsRun;
+using sim::study::PropsSpec;
+using sim::study::RunOutcome;
 
 namespace {
 
@@ -31,7 +31,7 @@ nlohmann::json minimal_grid() {
 }
 
 std::string error_of(const nlohmann::json& j) {
-  auto s = sim::cli::parse_props_spec(j, grid_file());
+  auto s = sim::study::parse_props_spec(j, grid_file());
   return s.is_ok() ? "" : s.status().message();
 }
 
@@ -98,7 +98,7 @@ struct Grid {
 }  // namespace
 
 TEST_CASE("Props grid file: a valid grid -> scenarios, policies and defaults, runs with variants", "[unit]") {
-  auto s = sim::cli::parse_props_spec(minimal_grid(), grid_file());
+  auto s = sim::study::parse_props_spec(minimal_grid(), grid_file());
   REQUIRE(s.is_ok());
   CHECK(s->name == "test-grid");
   REQUIRE(s->scenarios.size() == 1);
@@ -106,7 +106,7 @@ TEST_CASE("Props grid file: a valid grid -> scenarios, policies and defaults, ru
   CHECK(s->scenarios[0].pd.size() == 2);
   CHECK(s->noise == 0.03);
   CHECK(s->scheduler_ratio_max == 1.05);
-  const auto runs = sim::cli::expand_props(*s);
+  const auto runs = sim::study::expand_props(*s);
   // 2 points x (basic: base; dualpath: base + snic + storage + agents).
   REQUIRE(runs.size() == 10);
   CHECK(runs[0].name == "ds27b-64k.p1d1.basic.base");

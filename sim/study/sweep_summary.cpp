@@ -1,21 +1,20 @@
-#include "sim/cli/sweep_summary.h"
+#include "sim/study/sweep_summary.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <numeric>
 #include <set>
 #include <sstream>
 
-#include "sim/cli/result_fields.h"
 #include "sim/platform/resource_class.h"
+#include "sim/study/result_fields.h"
 
-namespace sim::cli {
+namespace sim::study {
 
 namespace {
 
@@ -380,16 +379,4 @@ std::string summary_csv(const nlohmann::json& summary) {
   return s;
 }
 
-bool result_file_complete(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return false;
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("summary") || !j.contains("resources")) return false;
-  const auto& s = j["summary"];
-  const std::string by = s.is_object() && s.contains("stopped_by") && s["stopped_by"].is_string()
-                             ? s["stopped_by"].get<std::string>()
-                             : "";
-  return by != "SIGINT" && by != "SIGTERM";
-}
-
-}  // namespace sim::cli
+}  // namespace sim::study

@@ -10,7 +10,7 @@
 
 #include "sim/core/status.h"
 
-namespace sim::cli {
+namespace sim::study {
 
 struct GridPoint {
   int p = 1;  // prefill nodes
@@ -81,9 +81,4 @@ nlohmann::json sweep_summary(const nlohmann::json& manifest,
 // summary.csv: one row per point.
 std::string summary_csv(const nlohmann::json& summary);
 
-// Whether `path` holds a finished results JSON: it parses, has "summary" and "resources", and the run was
-// not cut short by a signal (summary.stopped_by "SIGINT" | "SIGTERM": such a point is run again). A run
-// ended by its own stop rule (time limit, SLO, steady state) is finished.
-bool result_file_complete(const std::string& path);
-
-}  // namespace sim::cli
+}  // namespace sim::study

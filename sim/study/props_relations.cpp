@@ -1,4 +1,4 @@
-#include "sim/cli/props.h"
+#include "sim/study/props_relations.h"
 
 #include <fmt/format.h>
 
@@ -9,11 +9,11 @@
 #include <map>
 #include <set>
 
-#include "sim/cli/result_fields.h"
 #include "sim/config/json_util.h"
 #include "sim/core/paths.h"
+#include "sim/study/result_fields.h"
 
-namespace sim::cli {
+namespace sim::study {
 
 namespace fs = std::filesystem;
 
@@ -518,4 +518,4 @@ nlohmann::json props_report(const PropsSpec& spec, const std::vector<PropsRun>& 
             {"storage_bound_utilization", spec.storage_bound_utilization}}}};
 }
 
-}  // namespace sim::cli
+}  // namespace sim::study

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace sim::cli {
+namespace sim::study {
 
 // j[k] when j is an object holding k, else null.
 inline const nlohmann::json& field(const nlohmann::json& j, const char* k) {
@@ -17,4 +17,4 @@ inline double number_or(const nlohmann::json& j, double def = 0) {
   return j.is_number() ? j.get<double>() : def;
 }
 
-}  // namespace sim::cli
+}  // namespace sim::study

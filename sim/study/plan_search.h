@@ -33,9 +33,9 @@
 #include <utility>
 #include <vector>
 
-#include "sim/cli/sweep_summary.h"
+#include "sim/study/sweep_summary.h"
 
-namespace sim::cli {
+namespace sim::study {
 
 enum class PlanGoal { kSlo, kJctTarget, kJctTimesSize };
 enum class PlanObjective { kGpus, kCost };
@@ -121,4 +121,4 @@ PlanStep plan_step(const PlanSpace& s, const std::map<std::string, PlanOutcome>&
 // unless another has x' <= x and y' <= y with one of them strictly lower. In x order.
 std::vector<size_t> pareto_front(const std::vector<std::pair<double, double>>& xy);
 
-}  // namespace sim::cli
+}  // namespace sim::study

@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/cli/sweep_summary.h"
 #include "sim/core/status.h"
+#include "sim/study/sweep_summary.h"
 
-namespace sim::cli {
+namespace sim::study {
 
 struct PropsPolicy {
   std::string name;               // [a-z0-9_]+, used in run names
@@ -111,4 +111,4 @@ nlohmann::json props_report(const PropsSpec& spec, const std::vector<PropsRun>& 
 // The relations' names, in evaluation order.
 const std::vector<std::string>& props_relations();
 
-}  // namespace sim::cli
+}  // namespace sim::study

@@ -1,4 +1,4 @@
-#include "sim/cli/plan_search.h"
+#include "sim/study/plan_search.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <limits>
 #include <set>
 
-namespace sim::cli {
+namespace sim::study {
 
 namespace {
 
@@ -248,4 +248,4 @@ std::vector<size_t> pareto_front(const std::vector<std::pair<double, double>>& x
   return front;
 }
 
-}  // namespace sim::cli
+}  // namespace sim::study

@@ -1,0 +1,25 @@
+// `dpsim bottleneck`: the analytic bottleneck-free P/D range of DualPath §4.2 (cost/bottleneck.h) for one
+// hardware file, with the DE buffer in DRAM (the paper's) or in HBM (cluster.de_buffer = hbm); with P and D
+// also the ideal per-link loads there.
+#pragma once
+
+#include <string>
+
+#include "sim/core/status.h"
+#include "sim/study/study.h"
+
+namespace sim::study {
+
+// The command's options, as given.
+struct BottleneckSpec {
+  std::string hardware;            // a path, or a name under models/hardware/ (e.g. hopper-8x400g)
+  std::string de_buffer = "dram";  // dram | hbm
+  bool json = false;               // the report as JSON
+  bool have_point = false;         // p and d given
+  double p = 0, d = 0;             // nodes
+};
+
+// The report: the range as a table (or JSON), with the loads at P, D when given.
+StatusOr<Outcome> bottleneck_report(const BottleneckSpec& spec);
+
+}  // namespace sim::study
