@@ -15,6 +15,7 @@
 #include "sim/cost/bottleneck.h"
 #include "sim/study/executor.h"
 #include "sim/study/plan_search.h"
+#include "sim/study/slo_floor.h"
 
 namespace sim::study {
 
@@ -173,6 +174,20 @@ std::string diagnosis_of(const nlohmann::json& points) {
       largest, 100 * kLatencyBound);
 }
 
+// plan.json's slo: the bounds; with a relative SLO its mode, scales and attainment too.
+nlohmann::json slo_json(const StatusOr<config::ScenarioConfig>& sc) {
+  if (!sc) return nullptr;
+  nlohmann::json j = {
+      {"ttft_s", sc->slo.ttft_s}, {"tpot_s", sc->slo.tpot_s}, {"statistic", sc->slo.statistic}};
+  if (sc->slo.relative()) {
+    j["mode"] = sc->slo.mode;
+    j["ttft_scale"] = sc->slo.ttft_scale;
+    j["tpot_scale"] = sc->slo.tpot_scale;
+    j["attainment"] = sc->slo.attainment;
+  }
+  return j;
+}
+
 // plan.json of the finished search.
 nlohmann::json plan_json(const Plan& plan, const PlanStep& step, double wall_s) {
   nlohmann::json points = nlohmann::json::array();
@@ -228,10 +243,7 @@ nlohmann::json plan_json(const Plan& plan, const PlanStep& step, double wall_s) 
           {"objective", plan.a.objective},
           {"size_unit", plan.space.objective == PlanObjective::kCost ? "money per hour" : "GPUs"},
           {"sets", plan.sets},
-          {"slo", sc ? nlohmann::json{{"ttft_s", sc->slo.ttft_s},
-                                      {"tpot_s", sc->slo.tpot_s},
-                                      {"statistic", sc->slo.statistic}}
-                     : nlohmann::json()},
+          {"slo", slo_json(sc)},
           {"jct_target_s",
            plan.space.goal == PlanGoal::kJctTarget ? nlohmann::json(plan.a.jct_target) : nlohmann::json()},
           {"space",
@@ -340,6 +352,42 @@ StatusOr<Outcome> run_plan(const PlanSpec& a, const Console& console) {
   auto made = make_plan(a);
   if (!made) return made.status();
   Plan& plan = *made;
+  // An absolute SLO that the workload's turns miss alone on an idle cluster: no size meets it, so the plan
+  // says so before any run (study/slo_floor.h). Each choice of --set-list is its own workload and cost.
+  if (plan.space.goal == PlanGoal::kSlo) {
+    nlohmann::json floors = nlohmann::json::array();
+    std::string why;
+    bool all_unreachable = true;
+    for (const auto& c : plan.space.choices) {
+      std::vector<std::string> sets = plan.sets;
+      for (const auto& [k, v] : c.sets) sets.push_back(k + "=" + v);
+      auto sc = config::load_scenario(plan.scenario, sets);
+      if (!sc) return fail(sc.status().message());
+      auto f = slo_floor(*sc);
+      if (!f) return fail(f.status().message());
+      nlohmann::json e = {{"sets", nlohmann::json::object()},      {"turns", f->turns},
+                          {"turns_sampled", f->turns_sampled},     {"ttft_over_share", f->ttft_over_share},
+                          {"tpot_over_share", f->tpot_over_share}, {"unloaded_ttft_s", f->ttft_stat_s},
+                          {"unloaded_tpot_s", f->tpot_stat_s},     {"unreachable", f->unreachable}};
+      for (const auto& [k, v] : c.sets) e["sets"][k] = v;
+      floors.push_back(e);
+      all_unreachable = all_unreachable && f->unreachable;
+      if (f->unreachable && why.empty()) why = f->why;
+    }
+    if (all_unreachable) {
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      nlohmann::json j = plan_json(plan, PlanStep{}, wall);
+      j["diagnosis"] = why;
+      j["slo_floor"] = floors;
+      const std::string err = write_file_atomically(plan.dir + "/plan.json", j.dump(1) + "\n");
+      if (!err.empty()) return fail(err);
+      return Outcome{
+          fmt::format("no cluster size can meet the SLO; stopped before any run\n{}\n0 runs; plan: "
+                      "{}/plan.json\n",
+                      why, plan.dir),
+          Verdict::kFail};
+    }
+  }
   const Executor ex(a.jobs, console);
   while (true) {
     PlanStep step = plan_step(plan.space, plan.known);

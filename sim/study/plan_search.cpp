@@ -182,7 +182,27 @@ PlanOutcome plan_outcome(const nlohmann::json& result, PlanGoal goal, double jct
     const std::string stat = slo.value("statistic", std::string("mean"));
     o.ok = s.value("meets_slo", false);
     o.metric = std::max(ttft / bt, tpot / bp);
-    if (by == "ttft_slo") {
+    if (slo.value("mode", std::string("absolute")) == "relative") {
+      // The share of judged turns that miss their own bounds, over the share the SLO allows to.
+      const double att = s.value("slo_attainment", 0.0), target = slo.at("attainment").get<double>();
+      const double ts = slo.at("ttft_scale").get<double>(), ps = slo.at("tpot_scale").get<double>();
+      o.metric = target < 1 ? (1 - att) / (1 - target) : (att < 1 ? kInf : 0.0);
+      if (by == "ttft_slo") {
+        o.metric = std::max(o.metric, 1.0);
+        o.why = fmt::format(
+            "stopped by the TTFT rule at {:.0f} s (under {:g} of its window's turns within {:g}x their "
+            "unloaded "
+            "TTFT)",
+            s.value("stopped_at_s", 0.0), target, ts);
+      } else if (slo.value("turns_judged", 0) == 0) {
+        o.why = "no turn judged (the run ended in its warm-up)";
+      } else if (!o.ok) {
+        o.why = fmt::format(
+            "attainment {:.3f} < {:g} (TTFT within {:g}x unloaded: {:.1f}%, TPOT within {:g}x: {:.1f}%)", att,
+            target, ts, 100 * number_or_inf(slo.value("ttft_met_share", nlohmann::json())), ps,
+            100 * number_or_inf(slo.value("tpot_met_share", nlohmann::json())));
+      }
+    } else if (by == "ttft_slo") {
       o.metric = std::max(o.metric, 1.0);
       o.why = fmt::format("stopped by the TTFT rule at {:.0f} s (windowed TTFT over {:g} s)",
                           s.value("stopped_at_s", 0.0), bt);

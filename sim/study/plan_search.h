@@ -90,7 +90,9 @@ double plan_size(const PlanPoint& p, const PlanSpace& s);
 
 // The outcome of a results JSON of `dpsim run` for a goal (jct_target_s: kJctTarget only).
 //   kSlo: ok = summary.meets_slo; metric = max(judged TTFT / slo.ttft_s, judged TPOT / slo.tpot_s), +inf
-//         when nothing was judged, and at least 1 when the TTFT rule stopped the run.
+//         when nothing was judged, and at least 1 when the TTFT rule stopped the run. slo.mode = relative:
+//         metric = (1 - slo_attainment) / (1 - slo.attainment), the share of turns missing their own bounds
+//         over the share allowed to (at least 1 when the TTFT rule stopped the run).
 //   kJctTarget: ok = complete and jct_s <= target; metric = jct_s (+inf when incomplete).
 //   kJctTimesSize: ok = complete; metric = jct_s (+inf when incomplete).
 PlanOutcome plan_outcome(const nlohmann::json& result, PlanGoal goal, double jct_target_s);

@@ -182,3 +182,46 @@ TEST_CASE("Plan: no cluster meets the goal -> exit 1, and latency-bound only whe
     full = full || p.at("bottleneck").at("utilization").get<double>() >= 0.5;
   CHECK(full);
 }
+
+// An absolute SLO below what the workload's turns take alone on an idle cluster: the plan says so before
+// any run (study/slo_floor.h), naming the share of turns over the bound, instead of searching to
+// --max-nodes. Case: the Mooncake excerpt replayed online on DS 27B (tests/e2e/cases/replay_1p1d.json), whose
+// requests take 0.1 s and more alone, against a 10 ms TTFT bound; a run confirms it misses the bound. With a
+// bound of 100 s the floor is no obstacle and the plan runs.
+TEST_CASE("Plan: an absolute SLO that no size can meet -> said before any run", "[e2e][plan]") {
+  e2e::Scratch s;
+  const std::string replay = e2e::case_file("replay_1p1d.json");
+  const std::string online = " --set workload.mode=online --set slo.warmup_s=0";
+  const auto dir = s.dir / "plan";
+  const int code =
+      shell(dpsim("plan " + e2e::shell_quoted(replay) + online +
+                      " --set slo.ttft_s=0.01 --max-nodes 64 --out " + e2e::shell_quoted(dir.string()),
+                  s.dir / "plan.log"));
+  const std::string log = e2e::read_text(s.dir / "plan.log");
+  INFO(log);
+  CHECK(code == 1);
+  CHECK_THAT(log, Catch::Contains("no cluster size can meet slo.ttft_s = 0.01 s"));
+  CHECK_THAT(log, Catch::Contains("stopped before any run"));
+  const nlohmann::json plan = e2e::read_json((dir / "plan.json").string());
+  CHECK(plan.at("runs") == 0);
+  CHECK(plan.at("recommended").is_null());
+  REQUIRE(plan.at("slo_floor").size() == 1);
+  const auto& f = plan.at("slo_floor")[0];
+  CHECK(f.at("unreachable").get<bool>());
+  CHECK(f.at("turns") == 40);
+  CHECK(f.at("ttft_over_share").get<double>() > 0.9);
+  CHECK(f.at("unloaded_ttft_s").get<double>() > 0.01);
+  // The simulation agrees: on 1P1D the same bound is missed.
+  const auto r = e2e::run_dpsim(replay, {"workload.mode=online", "slo.warmup_s=0", "slo.ttft_s=0.01"}, 60);
+  REQUIRE(r.exit_code == 0);
+  CHECK_FALSE(r.result.at("summary").at("meets_slo").get<bool>());
+  CHECK(r.result.at("summary").at("ttft_s").at("mean").get<double>() > f.at("unloaded_ttft_s").get<double>());
+
+  const auto dir2 = s.dir / "plan2";
+  shell(dpsim("plan " + e2e::shell_quoted(replay) + online + " --set slo.ttft_s=100 --max-nodes 2 --out " +
+                  e2e::shell_quoted(dir2.string()),
+              s.dir / "plan2.log"));
+  const nlohmann::json plan2 = e2e::read_json((dir2 / "plan.json").string());
+  CHECK(plan2.at("runs").get<int>() > 0);
+  CHECK_FALSE(plan2.contains("slo_floor"));
+}
