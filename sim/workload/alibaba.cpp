@@ -29,11 +29,6 @@ struct RawRequest {
   size_t root = 0;  // index (line order) of the session's first request
 };
 
-std::string show(const nlohmann::json& v) {
-  std::string s = v.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
-
 // parent_chat_id: missing, null or -1 mean no parent; otherwise an integer >= 0 (1e3 reads as 1000).
 void read_parent(config::JsonReader& r, int64_t& out) {
   out = kNoParent;
@@ -61,7 +56,7 @@ Status parse_line(std::string_view line, const std::string& where, RawRequest& o
     return Status::error(fmt::format(
         "{}: expected a JSON object {{\"chat_id\": ..., \"parent_chat_id\": ..., \"timestamp\": ..., "
         "\"input_length\": ..., \"output_length\": ..., \"hash_ids\": [...]}}, got {}",
-        where, show(j)));
+        where, show_json(j)));
   }
   config::JsonReader r(j, where, "");
   out.chat_id = r.integer("chat_id", std::nullopt, 0);
@@ -74,24 +69,7 @@ Status parse_line(std::string_view line, const std::string& where, RawRequest& o
   const nlohmann::json* ids = r.raw("hash_ids");
   if (r.ok() && (ids == nullptr || !ids->is_array())) r.fail("hash_ids", "an array of block ids", ids);
   SIM_RETURN_IF_ERROR(r.finish());
-  size_t want = static_cast<size_t>((out.input + kAlibabaBlockTokens - 1) / kAlibabaBlockTokens);
-  if (ids->size() != want) {
-    return Status::error(fmt::format("{}: hash_ids: expected {} block ids (ceil({} / {})), got {}", where,
-                                     want, out.input, kAlibabaBlockTokens, ids->size()));
-  }
-  out.ids.clear();
-  out.ids.reserve(want);
-  for (size_t k = 0; k < ids->size(); ++k) {
-    const nlohmann::json& v = (*ids)[k];
-    bool ok = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)
-                                     : v.is_number_integer() && v.get<int64_t>() >= 0;
-    if (!ok) {
-      return Status::error(
-          fmt::format("{}: hash_ids[{}]: expected an integer >= 0, got {}", where, k, show(v)));
-    }
-    out.ids.push_back(v.get<int64_t>());
-  }
-  return Status::ok();
+  return read_block_ids(*ids, out.input, kAlibabaBlockTokens, where, &out.ids);
 }
 
 // Links every request to its parent and its session's first request. Parents come on earlier lines, so

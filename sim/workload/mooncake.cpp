@@ -36,11 +36,6 @@ struct Block {
   int latest_parent = -1;  // (arrival-order pass) latest eligible request whose last full block it is
 };
 
-std::string show(const nlohmann::json& v) {
-  std::string s = v.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
-
 std::string position(int64_t pred) {
   return pred < 0 ? "first" : fmt::format("after block {}", pred);
 }
@@ -52,7 +47,7 @@ Status parse_line(std::string_view line, const std::string& where, RawRequest& o
     return Status::error(fmt::format(
         "{}: expected a JSON object {{\"timestamp\": ..., \"input_length\": ..., \"output_length\": ..., "
         "\"hash_ids\": [...]}}, got {}",
-        where, show(j)));
+        where, show_json(j)));
   }
   config::JsonReader r(j, where, "");
   out.timestamp_ms = r.integer("timestamp", std::nullopt, 0);
@@ -61,24 +56,7 @@ Status parse_line(std::string_view line, const std::string& where, RawRequest& o
   const nlohmann::json* ids = r.raw("hash_ids");
   if (r.ok() && (ids == nullptr || !ids->is_array())) r.fail("hash_ids", "an array of block ids", ids);
   SIM_RETURN_IF_ERROR(r.finish());
-  size_t want = static_cast<size_t>((out.input + kMooncakeBlockTokens - 1) / kMooncakeBlockTokens);
-  if (ids->size() != want) {
-    return Status::error(fmt::format("{}: hash_ids: expected {} block ids (ceil({} / {})), got {}", where,
-                                     want, out.input, kMooncakeBlockTokens, ids->size()));
-  }
-  out.ids.clear();
-  out.ids.reserve(want);
-  for (size_t k = 0; k < ids->size(); ++k) {
-    const nlohmann::json& v = (*ids)[k];
-    bool ok = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)
-                                     : v.is_number_integer() && v.get<int64_t>() >= 0;
-    if (!ok) {
-      return Status::error(
-          fmt::format("{}: hash_ids[{}]: expected an integer >= 0, got {}", where, k, show(v)));
-    }
-    out.ids.push_back(v.get<int64_t>());
-  }
-  return Status::ok();
+  return read_block_ids(*ids, out.input, kMooncakeBlockTokens, where, &out.ids);
 }
 
 // Records the blocks of request `r` (line `line_no`): checks prefix consistency and counts, for every

@@ -100,4 +100,30 @@ Status parse_json_line(std::string_view line, const std::string& where, nlohmann
   return Status::ok();
 }
 
+std::string show_json(const nlohmann::json& v) {
+  std::string s = v.dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+Status read_block_ids(const nlohmann::json& ids, int64_t input, int64_t block_tokens,
+                      const std::string& where, std::vector<int64_t>* out) {
+  const size_t want = static_cast<size_t>((input + block_tokens - 1) / block_tokens);
+  if (ids.size() != want) {
+    return Status::error(fmt::format("{}: hash_ids: expected {} block ids (ceil({} / {})), got {}", where,
+                                     want, input, block_tokens, ids.size()));
+  }
+  out->clear();
+  out->reserve(want);
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const nlohmann::json& v = ids[k];
+    const bool ok = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)
+                                           : v.is_number_integer() && v.get<int64_t>() >= 0;
+    if (!ok)
+      return Status::error(
+          fmt::format("{}: hash_ids[{}]: expected an integer >= 0, got {}", where, k, show_json(v)));
+    out->push_back(v.get<int64_t>());
+  }
+  return Status::ok();
+}
+
 }  // namespace sim::workload

@@ -77,4 +77,12 @@ Status check_trace_line(std::string_view line, const std::string& where, const c
 // which number is beyond the range of a double.
 Status parse_json_line(std::string_view line, const std::string& where, nlohmann::json* out);
 
+// A JSON value for an error message, cut to 60 characters.
+std::string show_json(const nlohmann::json& v);
+
+// A request's hash_ids (`ids`, an array) as block ids: exactly ceil(input / block_tokens) integers >= 0.
+// Errors name `where` ("FILE:LINE") and the first bad entry.
+Status read_block_ids(const nlohmann::json& ids, int64_t input, int64_t block_tokens,
+                      const std::string& where, std::vector<int64_t>* out);
+
 }  // namespace sim::workload

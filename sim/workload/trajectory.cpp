@@ -8,6 +8,7 @@
 
 #include "sim/config/json_util.h"
 #include "sim/core/paths.h"
+#include "sim/workload/request_trace.h"
 
 namespace sim::workload {
 
@@ -53,19 +54,7 @@ bool is_blank(const std::string& s) {
 // Parses one line (already known to be valid UTF-8 and not blank) into `out`.
 Status parse_line(const std::string& line, const std::string& where, Trajectory& out) {
   nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    size_t pos = what.find("syntax error");
-    return Status::error(fmt::format("{}:{}: malformed JSON (a truncated line?): {}", where, e.byte,
-                                     pos == std::string::npos ? what : what.substr(pos)));
-  } catch (const nlohmann::json::exception& e) {  // out_of_range.406: a number beyond the range of a double
-    std::string what = e.what();
-    size_t pos = what.find("] ");
-    return Status::error(
-        fmt::format("{}: malformed JSON: {}", where, pos == std::string::npos ? what : what.substr(pos + 2)));
-  }
+  SIM_RETURN_IF_ERROR(parse_json_line(line, where, &j));
   if (!j.is_object()) {
     std::string got = j.dump();
     if (got.size() > 60) got = got.substr(0, 57) + "...";
