@@ -30,7 +30,7 @@ void add_demo_command(CLI::App& app, int* exit_code) {
     const std::string path = resolve_path(scenario, "");
     auto sc = load_scenario_or_report(path, sets, exit_code);
     if (!sc) return;
-    const auto& hw = sc->hardware;
+    const auto& hw = sc->prefill_hardware;  // the paper's scenario: one file
     const auto range = cost::bottleneck_range(cost::bottleneck_inputs(hw, sc->cluster.de_buffer));
     if (!range) {
       std::fprintf(stderr, "dpsim: %s\n", range.status().message().c_str());
