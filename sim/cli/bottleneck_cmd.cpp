@@ -1,5 +1,6 @@
-// `dpsim bottleneck HARDWARE [--de-buffer dram|hbm] [--json] [--p P --d D]`: the analytic bottleneck-free
-// P/D range of DualPath §4.2 (sim/cost/bottleneck.h) for one hardware file, with the DE buffer in DRAM
+// `dpsim bottleneck HARDWARE [--decode-hw DECODE_HW] [--de-buffer dram|hbm] [--json] [--p P --d D]`: the
+// analytic bottleneck-free P/D range of DualPath §4.2 (sim/cost/bottleneck.h) for one hardware file, or for
+// prefill nodes of HARDWARE and decode nodes of DECODE_HW (the per-role form), with the DE buffer in DRAM
 // (the paper's) or in HBM (cluster.de_buffer = hbm); with P and D also the ideal per-link loads there.
 #include <fmt/format.h>
 
@@ -20,6 +21,7 @@ namespace {
 
 struct BottleneckArgs {
   std::string hardware;
+  std::string decode_hw;  // "" = the same file
   std::string de_buffer = config::name(config::DeBuffer::kDram);
   bool json = false;
   double p = 0;
@@ -42,6 +44,13 @@ int run_bottleneck(const BottleneckArgs& a) {
     std::fprintf(stderr, "%s\n", hw.status().message().c_str());
     return 2;
   }
+  StatusOr<config::HardwareSpec> dhw = hw;
+  if (!a.decode_hw.empty()) dhw = config::load_hardware(hardware_path(a.decode_hw));
+  if (!dhw) {
+    std::fprintf(stderr, "--decode-hw: %s\n", dhw.status().message().c_str());
+    return 2;
+  }
+  const bool two = dhw->file != hw->file;
   config::DeBuffer de_buffer = config::DeBuffer::kDram;
   if (a.de_buffer == config::name(config::DeBuffer::kHbm)) {
     de_buffer = config::DeBuffer::kHbm;
@@ -49,9 +58,12 @@ int run_bottleneck(const BottleneckArgs& a) {
     std::fprintf(stderr, "--de-buffer: expected one of dram, hbm, got \"%s\"\n", a.de_buffer.c_str());
     return 2;
   }
-  StatusOr<cost::BottleneckRange> range = cost::bottleneck_range(cost::bottleneck_inputs(*hw, de_buffer));
+  StatusOr<cost::BottleneckRange> range =
+      two ? cost::bottleneck_range(cost::sided_inputs(*hw, *dhw, de_buffer))
+          : cost::bottleneck_range(cost::bottleneck_inputs(*hw, de_buffer));
   if (!range) {
-    std::fprintf(stderr, "%s: %s\n", hw->file.c_str(), range.status().message().c_str());
+    std::fprintf(stderr, "%s%s%s: %s\n", hw->file.c_str(), two ? " and " : "", two ? dhw->file.c_str() : "",
+                 range.status().message().c_str());
     return 2;
   }
   std::unique_ptr<cost::LinkLoads> loads;
@@ -63,26 +75,31 @@ int run_bottleneck(const BottleneckArgs& a) {
         return 2;
       }
     }
-    const cost::BottleneckInputs& in = range->in;
-    loads = std::make_unique<cost::LinkLoads>(
-        cost::ideal_link_loads(in.g, in.cnic_Bps, in.snic_Bps, in.dram_Bps, a.p, a.d, in.de_buffer));
+    loads = std::make_unique<cost::LinkLoads>(cost::ideal_link_loads(range->sides, a.p, a.d));
   }
 
   if (a.json) {
     nlohmann::json j = cost::to_json(*range, loads.get());
     j["hardware"] = {{"name", hw->name}, {"file", hw->file}};
+    if (two) j["hardware_decode"] = {{"name", dhw->name}, {"file", dhw->file}};
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
     return 0;
   }
-  std::string out = fmt::format("hardware: {} ({})\n", hw->name, hw->file);
-  if (hw->storage_efficiency != 1.0 || hw->storage_bw_per_node_Bps > 0 ||
-      hw->storage_request_overhead_s > 0) {
-    out += fmt::format(
-        "note: storage.efficiency = {:.6g}, storage.request_overhead_s = {:.6g} and storage.bw_per_node_Bps "
-        "= "
-        "{:.6g} are ignored: the analysis assumes every SNIC is saturated at its line rate s*B (paper "
-        "§4.2)\n",
-        hw->storage_efficiency, hw->storage_request_overhead_s, hw->storage_bw_per_node_Bps);
+  std::string out = two ? fmt::format("hardware: prefill nodes {} ({}), decode nodes {} ({})\n", hw->name,
+                                      hw->file, dhw->name, dhw->file)
+                        : fmt::format("hardware: {} ({})\n", hw->name, hw->file);
+  for (const config::HardwareSpec* h : {&*hw, &*dhw}) {
+    if (two || h == &*hw)
+      if (h->storage_efficiency != 1.0 || h->storage_bw_per_node_Bps > 0 ||
+          h->storage_request_overhead_s > 0) {
+        out += fmt::format(
+            "note: {}storage.efficiency = {:.6g}, storage.request_overhead_s = {:.6g} and "
+            "storage.bw_per_node_Bps = "
+            "{:.6g} are ignored: the analysis assumes every SNIC is saturated at its line rate s*B (paper "
+            "§4.2)\n",
+            two ? fmt::format("{}: ", h->name) : "", h->storage_efficiency, h->storage_request_overhead_s,
+            h->storage_bw_per_node_Bps);
+      }
   }
   out += cost::format_table(*range, loads.get());
   std::fputs(out.c_str(), stdout);
@@ -95,10 +112,16 @@ void add_bottleneck_command(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<BottleneckArgs>();
   CLI::App* cmd = app.add_subcommand(
       "bottleneck",
-      "Analytic bottleneck-free P/D range (DualPath §4.2, inequalities (1)-(9)) of a hardware file");
+      "Analytic bottleneck-free P/D range (DualPath §4.2, inequalities (1)-(9)) of a hardware file, or of "
+      "one per role");
   cmd->add_option("hardware", args->hardware,
-                  "hardware JSON path, or a name under models/hardware/ (e.g. hopper-8x400g)")
+                  "hardware JSON path, or a name under models/hardware/ (e.g. hopper-8x400g); with "
+                  "--decode-hw, the prefill nodes'")
       ->required();
+  cmd->add_option(
+      "--decode-hw", args->decode_hw,
+      "the decode nodes' hardware file (path or name), as the scenario field hardware_decode: the "
+      "per-role inequalities of sim/README.md");
   cmd->add_option("--de-buffer", args->de_buffer,
                   "where the DE buffer is: dram (the paper's, inequalities (1)-(9)) or hbm (GPUDirect into "
                   "the DE GPU's HBM, (H1)-(H7) of sim/README.md); as the scenario field cluster.de_buffer")

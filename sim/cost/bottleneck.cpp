@@ -351,16 +351,16 @@ std::string format_table(const BottleneckRange& r, const LinkLoads* loads) {
   if (r.per_role) {
     auto side = [](const char* who, const char* x, int g, const SideBandwidths& b) {
       const std::string cnic = b.cnic_read_Bps == b.cnic_write_Bps
-                                   ? fmt::format("B_{} = {:.6g}", x, gbps(b.cnic_read_Bps))
+                                   ? fmt::format("B_{0}r = B_{0}w = {1:.6g}", x, gbps(b.cnic_read_Bps))
                                    : fmt::format("B_{}r = {:.6g}, B_{}w = {:.6g}", x, gbps(b.cnic_read_Bps),
                                                  x, gbps(b.cnic_write_Bps));
       return fmt::format(
-          "  {}: g_{} = {} GPUs/node, {} GB/s per CNIC direction, sB_{} = {:.6g} GB/s per SNIC, M_{} = "
+          "  {} g_{} = {} GPUs/node, {} GB/s per CNIC direction, sB_{} = {:.6g} GB/s per SNIC, M_{} = "
           "{:.6g} GB/s DRAM\n",
           who, x, g, cnic, x, gbps(b.snic_Bps), x, gbps(b.dram_Bps));
     };
-    out += side("prefill nodes", "p", r.sides.g_pe, r.sides.pe) +
-           side("decode nodes ", "d", r.sides.g_de, r.sides.de) + "\n";
+    out += side("prefill nodes:", "p", r.sides.g_pe, r.sides.pe) +
+           side("decode nodes: ", "d", r.sides.g_de, r.sides.de) + "\n";
   } else {
     out += fmt::format(
         "  g = {} GPUs/node, B = {:.6g} GB/s per CNIC direction, sB = {:.6g} GB/s per SNIC (s = {}), "
