@@ -68,3 +68,31 @@ TEST_CASE("Role hardware: a decode file with a slower SNIC -> the decode node's 
   }
   CHECK((seen[0] && seen[1]));
 }
+
+TEST_CASE(
+    "Role hardware: 2-GPU decode nodes beside 1-GPU prefill nodes -> a DE per GPU, and a decode node fails",
+    "[e2e]") {
+  // io_1p1d (e2e-io-hw: 1 GPU per node) with decode nodes of a 2-GPU copy of it, 1P2D, sixteen agents; node 2
+  // (decode) is down from 0.05 s to 0.5 s: its requests restart elsewhere and every turn completes (run_ok
+  // checks the invariants: bytes, buffers and HBM released, storage bytes lost counted apart).
+  e2e::Scratch dir;
+  const std::string hw = (dir.dir / "two-gpu.json").string();
+  auto two = e2e::read_json(e2e::case_file("e2e-io-hw.json"));
+  two["name"] = "two-gpu";
+  two["gpus_per_node"] = 2;
+  { std::ofstream(hw) << two.dump(); }
+  const std::vector<std::string> sets = {"hardware_decode=" + hw, "cluster.decode_nodes=2",
+                                         "workload.trace=sixteen_agents.jsonl", "workload.agents=16"};
+  const auto base = e2e::run_ok(e2e::case_file("io_1p1d.json"), sets);
+  int cnics[3] = {0, 0, 0};
+  for (const auto& l : base.at("resources").at("cnic")) ++cnics[l.at("node").get<int>()];
+  CHECK(cnics[0] == 2);  // one GPU: read and write
+  CHECK(cnics[1] == 4);  // two GPUs
+  CHECK(cnics[2] == 4);
+  auto failing = sets;
+  failing.push_back(
+      R"(events=[{"kind":"node_down","at_s":0.05,"nodes":[2]},{"kind":"node_up","at_s":0.5,"nodes":[2]}])");
+  const auto r = e2e::run_ok(e2e::case_file("io_1p1d.json"), failing);
+  CHECK(r.at("summary").at("turns_completed") == base.at("summary").at("turns_completed"));
+  CHECK(r.at("summary").at("failures").at("requests_restarted").get<int>() > 0);
+}
