@@ -790,7 +790,8 @@ StatusOr<ScenarioConfig> load(StatusOr<nlohmann::json> doc, const std::string& p
 std::optional<double> mean_cost_per_node_hour(const ScenarioConfig& sc) {
   const auto& p = sc.prefill_hardware.cost_per_node_hour;
   const auto& d = sc.decode_hardware.cost_per_node_hour;
-  if (!sc.mixed_hardware || !p || !d) return sc.mixed_hardware ? std::nullopt : p;
+  if (!sc.mixed_hardware) return p;
+  if (!p || !d) return std::nullopt;
   const double np = sc.cluster.prefill_nodes, nd = sc.cluster.decode_nodes;
   return (np * *p + nd * *d) / (np + nd);
 }
