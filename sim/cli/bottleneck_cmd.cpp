@@ -1,5 +1,6 @@
-// `dpsim bottleneck HARDWARE [--de-buffer dram|hbm] [--json] [--p P --d D]`: the analytic bottleneck-free
-// P/D range of DualPath §4.2 for one hardware file (sim/study/bottleneck_report.h).
+// `dpsim bottleneck HARDWARE [--decode-hw DECODE_HW] [--de-buffer dram|hbm] [--json] [--p P --d D]`: the
+// analytic bottleneck-free P/D range of DualPath §4.2 for one hardware file, or one per role
+// (sim/study/bottleneck_report.h).
 #include <memory>
 
 #include "sim/cli/commands.h"
@@ -11,10 +12,16 @@ void add_bottleneck_command(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<study::BottleneckSpec>();
   CLI::App* cmd = app.add_subcommand(
       "bottleneck",
-      "Analytic bottleneck-free P/D range (DualPath §4.2, inequalities (1)-(9)) of a hardware file");
+      "Analytic bottleneck-free P/D range (DualPath §4.2, inequalities (1)-(9)) of a hardware file, or of "
+      "one per role");
   cmd->add_option("hardware", args->hardware,
-                  "hardware JSON path, or a name under models/hardware/ (e.g. hopper-8x400g)")
+                  "hardware JSON path, or a name under models/hardware/ (e.g. hopper-8x400g); with "
+                  "--decode-hw, the prefill nodes'")
       ->required();
+  cmd->add_option(
+      "--decode-hw", args->decode_hw,
+      "the decode nodes' hardware file (path or name), as the scenario field hardware_decode: the "
+      "per-role inequalities of sim/README.md");
   cmd->add_option("--de-buffer", args->de_buffer,
                   "where the DE buffer is: dram (the paper's, inequalities (1)-(9)) or hbm (GPUDirect into "
                   "the DE GPU's HBM, (H1)-(H7) of sim/README.md); as the scenario field cluster.de_buffer")

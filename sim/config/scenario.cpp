@@ -23,6 +23,8 @@ namespace fs = std::filesystem;
 // File references exactly as written in the scenario (echoed into `resolved`).
 struct References {
   std::string hardware;
+  std::string hardware_prefill;  // "" = the `hardware` file
+  std::string hardware_decode;   // "" = the `hardware` file
   std::string model;
   std::string trace;
 };
@@ -508,6 +510,8 @@ Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& 
   refs.hardware = r.string("hardware", std::nullopt);
   if (r.ok() && refs.hardware.empty())
     r.fail("hardware", "a hardware file path or name (e.g. hopper-8x400g)", r.raw("hardware"));
+  refs.hardware_prefill = r.string("hardware_prefill", "");
+  refs.hardware_decode = r.string("hardware_decode", "");
   refs.model = r.string("model", std::nullopt);
   if (r.ok() && refs.model.empty()) r.fail("model", "a model file path or name", r.raw("model"));
   r.object("cluster", [&](JsonReader& c) { read_cluster(c, sc.cluster); });
@@ -544,10 +548,76 @@ StatusOr<std::string> resolve_reference(const std::string& scenario_file, const 
   return path;
 }
 
+// The hardware of each role: `hardware_prefill` / `hardware_decode` when given, else `hardware`. A file is
+// loaded once; two references to one file (by any path) are not mixed hardware.
+Status load_role_hardware(const std::string& path, const References& refs, ScenarioConfig& sc) {
+  StatusOr<std::string> hw_file = resolve_reference(path, "hardware", refs.hardware, "hardware");
+  if (!hw_file) return hw_file.status();
+  sc.hardware_file = *hw_file;
+  sc.prefill_hardware_file = sc.decode_hardware_file = sc.hardware_file;
+  const std::pair<const char*, const std::string*> roles[] = {{"hardware_prefill", &refs.hardware_prefill},
+                                                              {"hardware_decode", &refs.hardware_decode}};
+  for (const auto& [field, ref] : roles) {
+    if (ref->empty()) continue;
+    StatusOr<std::string> f = resolve_reference(path, field, *ref, "hardware");
+    if (!f) return f.status();
+    (ref == &refs.hardware_prefill ? sc.prefill_hardware_file : sc.decode_hardware_file) = *f;
+  }
+  auto same_file = [](const std::string& a, const std::string& b) {
+    std::error_code ea, eb;
+    const fs::path ca = fs::weakly_canonical(a, ea), cb = fs::weakly_canonical(b, eb);
+    return a == b || (!ea && !eb && ca == cb);
+  };
+  sc.mixed_hardware = !same_file(sc.prefill_hardware_file, sc.decode_hardware_file);
+  auto load_one = [&](const std::string& file, const char* field, HardwareSpec& out) -> Status {
+    StatusOr<HardwareSpec> hw = load_hardware(file);
+    if (!hw) return Status::error(fmt::format("{}: {}: {}", path, field, hw.status().message()));
+    out = std::move(*hw);
+    apply_execution(sc.policy, out);
+    return Status::ok();
+  };
+  SIM_RETURN_IF_ERROR(load_one(sc.prefill_hardware_file,
+                               refs.hardware_prefill.empty() ? "hardware" : "hardware_prefill",
+                               sc.prefill_hardware));
+  if (!sc.mixed_hardware) {
+    sc.decode_hardware = sc.prefill_hardware;
+    return Status::ok();
+  }
+  return load_one(sc.decode_hardware_file, refs.hardware_decode.empty() ? "hardware" : "hardware_decode",
+                  sc.decode_hardware);
+}
+
+// With a different hardware file per role (hardware_prefill / hardware_decode), a node keeps its role: a
+// node that changed role would keep its GPUs, NICs and DRAM, and serve the other role on the wrong file.
+// Under network.qos = priority the class weights of both files must agree (a route crosses tags of both).
+Status check_mixed_hardware(const ScenarioConfig& sc) {
+  if (!sc.mixed_hardware) return Status::ok();
+  const std::string files = fmt::format(
+      "the prefill nodes' hardware file ({}) and the decode nodes' ({}) differ (hardware_prefill / "
+      "hardware_decode), and a node that changes role keeps its hardware",
+      sc.prefill_hardware_file, sc.decode_hardware_file);
+  for (size_t i = 0; i < sc.events.size(); ++i)
+    if (sc.events[i].kind == "role_change")
+      return Status::error(fmt::format(
+          "{}: events[{}]: a role_change needs one hardware file for both roles, but {}", sc.file, i, files));
+  if (sc.control.autoscale.policy != "off")
+    return Status::error(fmt::format("{}: control.autoscale.policy: expected \"off\", got \"{}\": {}",
+                                     sc.file, sc.control.autoscale.policy, files));
+  const HardwareSpec& p = sc.prefill_hardware;
+  const HardwareSpec& d = sc.decode_hardware;
+  if (sc.network.qos == "priority" &&
+      (p.qos_weight_collective != d.qos_weight_collective || p.qos_weight_kv != d.qos_weight_kv))
+    return Status::error(fmt::format(
+        "{}: network.qos: \"priority\" needs the same qos.weight_collective and qos.weight_kv in both "
+        "roles' hardware files, but {} has {:g}:{:g} and {} has {:g}:{:g} (or network.qos \"none\")",
+        sc.file, sc.prefill_hardware_file, p.qos_weight_collective, p.qos_weight_kv, sc.decode_hardware_file,
+        d.qos_weight_collective, d.qos_weight_kv));
+  return Status::ok();
+}
+
 // Checks that involve the scenario and the files it references.
 Status cross_check(const ScenarioConfig& sc) {
   const ModelSpec& m = sc.model;
-  const HardwareSpec& hw = sc.hardware;
   // Units: each splits its role, holds its weights and its DP-attention groups (config/units.h).
   SIM_RETURN_IF_ERROR(check_units(sc));
   if (sc.sim.layer_group > m.layers) {
@@ -556,6 +626,7 @@ Status cross_check(const ScenarioConfig& sc) {
                     m.layers, sc.model_file, sc.sim.layer_group));
   }
   if (Status s = check_role_changes(sc); !s) return s;
+  if (Status s = check_mixed_hardware(sc); !s) return s;
   if (Status s = check_node_events(sc); !s) return s;
   for (size_t i = 0; i < sc.events.size(); ++i) {
     const EventConfig& e = sc.events[i];
@@ -571,19 +642,26 @@ Status cross_check(const ScenarioConfig& sc) {
           fmt::format("{}: events[{}].node: expected an integer in [0, {}] (the cluster's {} "
                       "nodes, prefill first), got {}",
                       sc.file, i, nodes - 1, nodes, e.node));
+    // The node's role's file (no node changes role with two files: check_mixed_hardware).
+    const bool prefill = e.node < sc.cluster.prefill_nodes;
+    const HardwareSpec& hw = prefill ? sc.prefill_hardware : sc.decode_hardware;
     if (e.gpu >= hw.gpus_per_node)
       return Status::error(
           fmt::format("{}: events[{}].gpu: expected -1 or an integer in [0, {}] (GPUs per node "
                       "of {}), got {}",
-                      sc.file, i, hw.gpus_per_node - 1, sc.hardware_file, e.gpu));
+                      sc.file, i, hw.gpus_per_node - 1,
+                      prefill ? sc.prefill_hardware_file : sc.decode_hardware_file, e.gpu));
   }
   // Class weights ride on the routes' latencies (platform/builder.cpp): a link latency of its own would
   // add to them and bend the weights.
-  if (sc.network.qos == "priority" && hw.link_latency_s > 0) {
-    return Status::error(fmt::format(
-        "{}: network.qos: \"priority\" needs bandwidth-only links, but {} sets link_latency_s = {:g} "
-        "(expected 0, or network.qos \"none\")",
-        sc.file, sc.hardware_file, hw.link_latency_s));
+  for (const auto* f : {&sc.prefill_hardware_file, &sc.decode_hardware_file}) {
+    const HardwareSpec& hw = f == &sc.prefill_hardware_file ? sc.prefill_hardware : sc.decode_hardware;
+    if (sc.network.qos == "priority" && hw.link_latency_s > 0) {
+      return Status::error(fmt::format(
+          "{}: network.qos: \"priority\" needs bandwidth-only links, but {} sets link_latency_s = {:g} "
+          "(expected 0, or network.qos \"none\")",
+          sc.file, *f, hw.link_latency_s));
+    }
   }
   return Status::ok();
 }
@@ -595,6 +673,9 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
   j["name"] = sc.name;
   j["description"] = sc.description;
   j["hardware"] = refs.hardware;
+  // Absent when not given: a scenario with one hardware file resolves as before.
+  if (!refs.hardware_prefill.empty()) j["hardware_prefill"] = refs.hardware_prefill;
+  if (!refs.hardware_decode.empty()) j["hardware_decode"] = refs.hardware_decode;
   j["model"] = refs.model;
   j["cluster"] = {{"prefill_nodes", sc.cluster.prefill_nodes},
                   {"decode_nodes", sc.cluster.decode_nodes},
@@ -711,13 +792,7 @@ StatusOr<ScenarioConfig> load(StatusOr<nlohmann::json> doc, const std::string& p
   References refs;
   SIM_RETURN_IF_ERROR(read_scenario(*doc, sc, refs));
 
-  StatusOr<std::string> hw_file = resolve_reference(path, "hardware", refs.hardware, "hardware");
-  if (!hw_file) return hw_file.status();
-  sc.hardware_file = *hw_file;
-  StatusOr<HardwareSpec> hw = load_hardware(sc.hardware_file);
-  if (!hw) return Status::error(fmt::format("{}: hardware: {}", path, hw.status().message()));
-  sc.hardware = std::move(*hw);
-  apply_execution(sc.policy, sc.hardware);
+  SIM_RETURN_IF_ERROR(load_role_hardware(path, refs, sc));
 
   StatusOr<std::string> model_file = resolve_reference(path, "model", refs.model, "llm");
   if (!model_file) return model_file.status();
@@ -738,6 +813,15 @@ StatusOr<ScenarioConfig> load(StatusOr<nlohmann::json> doc, const std::string& p
 }
 
 }  // namespace
+
+std::optional<double> mean_cost_per_node_hour(const ScenarioConfig& sc) {
+  const auto& p = sc.prefill_hardware.cost_per_node_hour;
+  const auto& d = sc.decode_hardware.cost_per_node_hour;
+  if (!sc.mixed_hardware) return p;
+  if (!p || !d) return std::nullopt;
+  const double np = sc.cluster.prefill_nodes, nd = sc.cluster.decode_nodes;
+  return (np * *p + nd * *d) / (np + nd);
+}
 
 StatusOr<ScenarioConfig> load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   StatusOr<ScenarioConfig> sc = load(read_json_file(path), path, overrides);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -189,9 +190,19 @@ struct ScenarioConfig {
   std::string file;
   std::string name;
   std::string description;    // free text
-  std::string hardware_file;  // resolved path of the hardware file
+  std::string hardware_file;  // resolved path of the `hardware` file: both roles' unless overridden
   std::string model_file;     // resolved path of the model file
-  HardwareSpec hardware;
+  // Hardware per role: every node of a role is built from its role's file, and the cost models use it
+  // (prefill passes the prefill file, decode steps the decode file). `hardware_prefill` / `hardware_decode`
+  // when the scenario gives them, else the `hardware` file. With one file both are the same spec.
+  std::string prefill_hardware_file;  // resolved paths
+  std::string decode_hardware_file;
+  HardwareSpec prefill_hardware;
+  HardwareSpec decode_hardware;
+  // The two roles' files are different files. Then no node changes role (role_change events and
+  // control.autoscale are refused at load: a node keeps its GPUs), and under network.qos = priority both
+  // files give the same class weights.
+  bool mixed_hardware = false;
   ModelSpec model;
   ClusterConfig cluster;
   WorkloadConfig workload;
@@ -210,6 +221,10 @@ struct ScenarioConfig {
   // Format in scenarios/README.md, "Expectations"; evaluated by sim/study/check.cpp.
   nlohmann::json expect;
 };
+
+// The price of one node per hour, averaged over the cluster's nodes (P prefill, D decode) at their roles'
+// files' cost.per_node_hour; unset when either role's file gives none.
+std::optional<double> mean_cost_per_node_hour(const ScenarioConfig& sc);
 
 // Loads `path`, applies each `--set key=value` in order, resolves the hardware and model files (relative
 // to the scenario's directory, then to the project root), and validates everything. Errors name the

@@ -47,6 +47,14 @@ const char* name(UnitRole r) {
   return r == UnitRole::kPrefill ? "prefill" : "decode";
 }
 
+const HardwareSpec& role_hardware(const ScenarioConfig& sc, UnitRole r) {
+  return r == UnitRole::kPrefill ? sc.prefill_hardware : sc.decode_hardware;
+}
+
+const std::string& role_hardware_file(const ScenarioConfig& sc, UnitRole r) {
+  return r == UnitRole::kPrefill ? sc.prefill_hardware_file : sc.decode_hardware_file;
+}
+
 void resolve_units(ScenarioConfig& sc) {
   const ModelSpec& m = sc.model;
   for (UnitRole r : {UnitRole::kPrefill, UnitRole::kDecode}) {
@@ -60,7 +68,7 @@ void resolve_units(ScenarioConfig& sc) {
 }
 
 int unit_gpus(const ScenarioConfig& sc, UnitRole r) {
-  return unit_gpus(ep_field(sc, r), role_nodes(sc, r) * sc.hardware.gpus_per_node);
+  return unit_gpus(ep_field(sc, r), role_nodes(sc, r) * role_hardware(sc, r).gpus_per_node);
 }
 
 bool splits(int ep_gpus, int gpus_per_node, int nodes) {
@@ -73,9 +81,10 @@ int unit_nodes(int ep_gpus, int gpus_per_node) {
 
 Status check_units(const ScenarioConfig& sc) {
   const ModelSpec& m = sc.model;
-  const HardwareSpec& hw = sc.hardware;
-  const int g = hw.gpus_per_node;
   for (UnitRole r : {UnitRole::kPrefill, UnitRole::kDecode}) {
+    const HardwareSpec& hw = role_hardware(sc, r);
+    const std::string& hw_file = role_hardware_file(sc, r);
+    const int g = hw.gpus_per_node;
     const int ep = ep_field(sc, r), nodes = role_nodes(sc, r), role_gpus = nodes * g;
     const std::string field = fmt::format("cluster.{}_ep_gpus", name(r));
     if (m.weight_shards == 1) {
@@ -89,7 +98,7 @@ Status check_units(const ScenarioConfig& sc) {
       return Status::error(
           fmt::format("{}: {}: expected a divisor or a multiple of the {} GPUs per node of {} "
                       "(or 0: one unit spanning the role), got {}",
-                      sc.file, field, g, sc.hardware_file, ep));
+                      sc.file, field, g, hw_file, ep));
     const int u = unit_gpus(ep, role_gpus);
     if (!splits(ep, g, nodes)) {
       const int step = unit_nodes(ep, g), below = nodes / step * step, above = below + step;
@@ -105,7 +114,7 @@ Status check_units(const ScenarioConfig& sc) {
       return Status::error(
           fmt::format("{}: {}: the weights of {} do not fit in the HBM of {} on a {} unit of {} GPU(s): ",
                       sc.file, ep <= 1 ? fmt::format("cluster.{}_nodes", name(r)) : field, sc.model_file,
-                      sc.hardware_file, name(r), u) +
+                      hw_file, name(r), u) +
           fmt::format("{:.4g} GB of weights per GPU ({:g} params, {:g} B each, {} shards)",
                       m.weight_bytes_per_gpu(u) / 1e9, m.total_params, m.weight_bytes_per_param, u) +
           fmt::format(" + {:.4g} GB reserve >= {:.4g} GB of HBM per GPU, leaving no room for KV cache; "

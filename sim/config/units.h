@@ -24,6 +24,10 @@ struct HardwareSpec;
 enum class UnitRole { kPrefill, kDecode };
 const char* name(UnitRole r);
 
+// The hardware of a role's nodes (ScenarioConfig::prefill_hardware or decode_hardware), and its file.
+const HardwareSpec& role_hardware(const ScenarioConfig& sc, UnitRole r);
+const std::string& role_hardware_file(const ScenarioConfig& sc, UnitRole r);
+
 // The scenario's cluster.<role>_ep_gpus after load(): -1 (not given) becomes the model's default.
 void resolve_units(ScenarioConfig& sc);
 

@@ -44,7 +44,8 @@ StatusOr<EventRunner> EventRunner::make(const config::ScenarioConfig& sc,
           "{}: events[{}].resource: node {} has no {} link{} (\"storage\" is a link only when the storage "
           "backend is slower than the SNIC: {} sets storage.efficiency = 1 and no per-node bandwidth)",
           sc.file, i, p.cfg.node, p.cfg.resource,
-          p.cfg.direction.empty() ? "" : fmt::format(" in direction {}", p.cfg.direction), sc.hardware_file));
+          p.cfg.direction.empty() ? "" : fmt::format(" in direction {}", p.cfg.direction),
+          p.cfg.node < sc.cluster.prefill_nodes ? sc.prefill_hardware_file : sc.decode_hardware_file));
     r.events_.push_back(std::move(p));
   }
   return r;

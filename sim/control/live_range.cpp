@@ -26,9 +26,9 @@ nlohmann::json side_json(const cost::SideBandwidths& s) {
 
 }  // namespace
 
-LiveRange::LiveRange(const platform::PlatformHandles& h, const std::vector<platform::NodeRole>& roles, int g,
+LiveRange::LiveRange(const platform::PlatformHandles& h, const std::vector<platform::NodeRole>& roles,
                      config::DeBuffer de_buffer)
-    : h_(h), roles_(roles), g_(g), de_buffer_(de_buffer) {
+    : h_(h), roles_(roles), de_buffer_(de_buffer) {
   update(0, "start");
 }
 
@@ -38,8 +38,14 @@ cost::SidedInputs LiveRange::measure(double* P, double* D) const {
   struct Acc {
     double snic_sum = 0;
     int snics = 0;
+    int g = 0;
     cost::SideBandwidths min{kInf, kInf, kInf, kInf};
   } acc[2];  // prefill, decode
+  for (int n = 0; n < static_cast<int>(h_.nodes.size()); ++n) {
+    if (excluded(n)) continue;
+    Acc& a = acc[roles_[n] == platform::NodeRole::kPrefill ? 0 : 1];
+    a.g = a.g == 0 ? h_.gpus_on(n) : std::min(a.g, h_.gpus_on(n));
+  }
   for (const platform::TrackedLink& l : h_.links) {
     if (excluded(l.node)) continue;  // a draining or down node: on neither side
     Acc& a = acc[roles_[l.node] == platform::NodeRole::kPrefill ? 0 : 1];
@@ -62,9 +68,10 @@ cost::SidedInputs LiveRange::measure(double* P, double* D) const {
   }
   *P = static_cast<double>(acc[0].snics);
   *D = static_cast<double>(acc[1].snics);
-  if (acc[0].snics == 0) side[0] = side[1];
-  if (acc[1].snics == 0) side[1] = side[0];
-  return cost::SidedInputs{g_, side[0], side[1], de_buffer_};
+  int g[2] = {acc[0].g, acc[1].g};
+  if (acc[0].snics == 0) side[0] = side[1], g[0] = g[1];
+  if (acc[1].snics == 0) side[1] = side[0], g[1] = g[0];
+  return cost::SidedInputs{g[0], g[1], side[0], side[1], de_buffer_};
 }
 
 void LiveRange::update(double now, const char* why) {

@@ -8,7 +8,9 @@
 //   SNIC (direction in): the MEAN over the side's nodes. The reads of a side are spread over its nodes by
 //     their read queues, so a slower SNIC takes fewer of them: the side's SNIC capacity is the sum, P times
 //     the mean, which is what the analysis's P·sB_pe stands for.
-//   CNIC read, CNIC write, DRAM: the MINIMUM over the side's CNICs (per direction) or nodes. Their traffic
+//   CNIC read, CNIC write, DRAM, and g (the GPUs per node): the MINIMUM over the side's CNICs (per
+//   direction) or nodes (a side's nodes have one g: a node keeps its hardware, and its role with two files).
+//   Their traffic
 //     follows the requests placed on each GPU, which the schedulers balance by tokens, not by bandwidth,
 //     and a forward pass or decode step of a lock-step group moves at its slowest member: with a balanced
 //     load the slowest one saturates first.
@@ -31,7 +33,7 @@ class LiveRange {
   // `roles`: each node's live role, indexed as h.nodes; read at every update (a role controller changes
   // it, then calls update()). REQUIRES: h and roles outlive the monitor; roles.size() == h.nodes.size().
   // Computes the first point (t = 0, why "start").
-  LiveRange(const platform::PlatformHandles& h, const std::vector<platform::NodeRole>& roles, int g,
+  LiveRange(const platform::PlatformHandles& h, const std::vector<platform::NodeRole>& roles,
             config::DeBuffer de_buffer);
 
   // Nodes to leave out (non-zero: a draining node, which takes no new request of either role, or a node
@@ -60,7 +62,6 @@ class LiveRange {
   const platform::PlatformHandles& h_;
   const std::vector<platform::NodeRole>& roles_;
   std::vector<const std::vector<char>*> excluded_;
-  int g_;
   config::DeBuffer de_buffer_;
   cost::LivePoint current_;
   nlohmann::json series_ = nlohmann::json::array();

@@ -125,7 +125,7 @@ void RoleChanges::switch_node(NodeChange& nc) {
   // node may begin, and a node that leaves decode opens its exchange pace link for its prefill passes.
   const auto& node = c_.h.nodes[nc.node];
   if (nc.to == NodeRole::kPrefill && node.exchange_pace != nullptr)
-    node.exchange_pace->set_bandwidth(c_.sc.hardware.cnic_bw_Bps);
+    node.exchange_pace->set_bandwidth(c_.sc.prefill_hardware.cnic_bw_Bps);  // one file: no role change else
   dispatcher_.joined();
   cv_->notify_all();
 }

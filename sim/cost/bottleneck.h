@@ -35,6 +35,16 @@
 //   (H6)    PE DRAM       = 2 sB (as (text) above)                       <= M  <=> 2sB <= M
 //   (H7)    s/(g-s) <= P/D <= (g-s)/s, non-empty iff s <= g/2, i.e. iff (H1) holds
 // Paper hardware: 1/7 <= P/D <= 7 (PE CNIC write below, DE CNIC write above; the DRAMs at 10% and 20%).
+//
+// Per role (a hardware file per role, or live bandwidths; sim/README.md, "per role"): PE nodes g_p GPUs,
+// CNIC B_pr/B_pw (read/write), SNIC sB_p, DRAM M_p; DE nodes g_d, B_dr/B_dw, sB_d, M_d. Per pair
+// T_p = sB_p/(D g_p g_d), T_c = sB_d/(P g_p g_d); a PE GPU pairs with D g_d DE GPUs, a DE GPU with P g_p PE
+// GPUs, so each PE-side term takes g_p and each DE-side term g_d (the DRAM terms take neither):
+//   (1)     2 sB_p/g_p <= B_pr                  (2)-(3) P/D >= sB_d/(g_p B_pw - sB_p)
+//   (4)-(5) P/D <= (g_d B_dr - 2 sB_d)/sB_p     (6)-(7) P/D <= (g_d B_dw - sB_d)/(2 sB_p)
+//   (8)     P/D <= (M_d - 3 sB_d)/(2 sB_p)      (text)  2 sB_p <= M_p
+//   hbm: (H3) sB_d/g_d <= B_dr, (H4) P/D <= (g_d B_dw - sB_d)/sB_p, (H5) sB_d <= M_d; the rest as above.
+// With one file (g_p = g_d, equal bandwidths) these are the inequalities above, computed bit for bit alike.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -68,12 +78,18 @@ struct SideBandwidths {
   double dram_Bps = 500e9;       // per node, reads + writes
 };
 struct SidedInputs {
-  int g = 8;
+  int g_pe = 8;  // GPUs (= CNICs) per PE node
+  int g_de = 8;  // per DE node
   SideBandwidths pe, de;
   config::DeBuffer de_buffer = config::DeBuffer::kDram;
+  // One g and equal bandwidths on both sides: the homogeneous analysis.
+  bool homogeneous() const;
 };
-// Both sides with B (read and write), sB and M of `in`.
+// Both sides with g, B (read and write), sB and M of `in`.
 SidedInputs sided(const BottleneckInputs& in);
+// The prefill nodes' g, B, sB, M from `prefill`, the decode nodes' from `decode` (line rates, as above).
+SidedInputs sided_inputs(const config::HardwareSpec& prefill, const config::HardwareSpec& decode,
+                         config::DeBuffer de_buffer = config::DeBuffer::kDram);
 
 // One load, split by the read path whose bytes make it up; bytes/s.
 struct Load {
@@ -89,27 +105,28 @@ struct Load {
 struct LinkLoads {
   double p = 0, d = 0;  // the P, D they were computed for
   config::DeBuffer de_buffer = config::DeBuffer::kDram;
-  double t_p_Bps = 0;            // T_p = sB/(D g²), per PE–DE GPU pair
-  double t_c_Bps = 0;            // T_c = sB/(P g²), per PE–DE GPU pair
-  Load pe_cnic_read;             // (1) 2 T_p D g: PE path H2D read from DRAM (3) + GPU -> DE send (5)
-  Load pe_cnic_write;            // (2) T_p D g (PE path 4: H2D into the GPU) + T_c D g (DE path 5: RDMA in)
-  Load de_cnic_read;             // (4) T_p P g (PE path 8: DE DRAM -> GPU) + 2 T_c P g (DE paths 3, 6)
-                                 // [hbm: T_c P g, the DE-path loads DE GPU -> PE]
-  Load de_cnic_write;            // (6) 2 T_p P g (PE paths 7, 9) + T_c P g (DE path 7: H2D into DE GPU)
-                                 // [hbm: T_p P g (PE path push) + T_c P g (storage -> DE GPU)]
-  Load pe_dram;                  // 2 sB, all PE path (SNIC write + H2D read)
-  Load de_dram;                  // (8) 2 sB P/D (PE path: write + read) + 3 sB (DE path: write + 2 reads)
-                                 // [hbm: sB, the DE-side storage reads' bounce]
-  Load pe_snic;                  // sB (PE path), storage -> PE node
-  Load de_snic;                  // sB (DE path), storage -> DE node
-  double cnic_capacity_Bps = 0;  // B
-  double snic_capacity_Bps = 0;  // sB
-  double dram_capacity_Bps = 0;  // M
+  double t_p_Bps = 0;  // T_p = sB/(D g²), per PE–DE GPU pair
+  double t_c_Bps = 0;  // T_c = sB/(P g²), per PE–DE GPU pair
+  Load pe_cnic_read;   // (1) 2 T_p D g: PE path H2D read from DRAM (3) + GPU -> DE send (5)
+  Load pe_cnic_write;  // (2) T_p D g (PE path 4: H2D into the GPU) + T_c D g (DE path 5: RDMA in)
+  Load de_cnic_read;   // (4) T_p P g (PE path 8: DE DRAM -> GPU) + 2 T_c P g (DE paths 3, 6)
+                       // [hbm: T_c P g, the DE-path loads DE GPU -> PE]
+  Load de_cnic_write;  // (6) 2 T_p P g (PE paths 7, 9) + T_c P g (DE path 7: H2D into DE GPU)
+                       // [hbm: T_p P g (PE path push) + T_c P g (storage -> DE GPU)]
+  Load pe_dram;        // 2 sB, all PE path (SNIC write + H2D read)
+  Load de_dram;        // (8) 2 sB P/D (PE path: write + read) + 3 sB (DE path: write + 2 reads)
+                       // [hbm: sB, the DE-side storage reads' bounce]
+  Load pe_snic;        // sB (PE path), storage -> PE node
+  Load de_snic;        // sB (DE path), storage -> DE node
+  SidedInputs in;      // g and the capacities of each side (B, sB, M of both when homogeneous)
 };
 
 // REQUIRES g >= 1 and B, sB, M, P, D > 0 and finite (a violation is a caller bug: SIM_CHECK aborts).
 LinkLoads ideal_link_loads(int g, double B, double sB, double M, double P, double D,
                            config::DeBuffer de_buffer = config::DeBuffer::kDram);
+// Per side (the header's per-role loads; T_p = sB_p/(D g_p g_d), T_c = sB_d/(P g_p g_d)); the same bits as
+// the overload above when in.homogeneous(). REQUIRES as above, for both sides.
+LinkLoads ideal_link_loads(const SidedInputs& in, double P, double D);
 
 // Largest load/capacity ratio over all CNIC directions and both DRAMs (SNICs are at 1 by construction).
 double max_utilisation(const LinkLoads& l);
@@ -123,7 +140,8 @@ struct BoundTerm {
   std::string resource;    // the resource it protects, e.g. "DE CNIC write"
   std::string label;       // one human sentence on what crosses that resource
   std::string inequality;  // paper numbering, e.g. "(6)-(7)"; "(text)" when only stated in prose; "(H4)"
-  std::string formula;     // e.g. "P/D <= (g-s)/(2s)" or "2s/g <= 1"
+  std::string
+      formula;  // e.g. "P/D <= (g-s)/(2s)" or "2s/g <= 1"; per role "P/D <= (g_d B_dw - sB_d)/(2 sB_p)"
   TermKind kind = TermKind::kUpper;
   double value = 0;
   bool binding = false;  // sets pd_min or pd_max (ties: all of them)
@@ -132,6 +150,8 @@ struct BoundTerm {
 
 struct BottleneckRange {
   BottleneckInputs in;
+  SidedInputs sides;      // both sides' inputs (each `in`'s for the homogeneous overload)
+  bool per_role = false;  // !sides.homogeneous(): formulas, table and JSON name each side's values
   double s = 0;           // sB / B
   double m_over_sb = 0;   // M / (sB)
   double pd_min = 0;      // (3); +inf when g <= s
@@ -147,11 +167,12 @@ struct BottleneckRange {
 // Inequalities (1)-(9), or (H1)-(H7) with in.de_buffer = hbm. Errors (no exceptions) when g < 1 or B, sB,
 // M are not positive and finite.
 StatusOr<BottleneckRange> bottleneck_range(const BottleneckInputs& in);
-// The same inequalities with each load against its own side's capacity (sim/cost/live_range.h); the
-// homogeneous overload above is this one on sided(in), so both give the same bits. `in` of the result holds
-// g, the DE buffer and the PE side's CNIC write, SNIC and DRAM; `s` = PE SNIC / PE CNIC write, `m_over_sb` =
-// PE DRAM / PE SNIC. `formula` strings are the homogeneous forms. Errors when g < 1 or a bandwidth is not
-// positive and finite (naming it, e.g. "de.cnic_write_Bps").
+// The same inequalities with each load against its own side's capacity and g (the per-role form above;
+// sim/cost/live_range.h); the homogeneous overload above is this one on sided(in), so both give the same
+// bits. `in` of the result holds the PE side's g, CNIC write, SNIC and DRAM and the DE buffer; `s` = PE SNIC
+// / PE CNIC write, `m_over_sb` = PE DRAM / PE SNIC. `formula` strings are the homogeneous forms when
+// in.homogeneous(), else the per-role ones. Errors when a g < 1 or a bandwidth is not positive and finite
+// (naming it, e.g. "de.cnic_write_Bps").
 StatusOr<BottleneckRange> bottleneck_range(const SidedInputs& in);
 
 // Whether P/D lies in [pd_min, pd_max] (relative tolerance 1e-12 at the ends) and the range is feasible.

@@ -45,9 +45,10 @@ bool valid_side(const SideBandwidths& s) {
 }  // namespace
 
 DeShare best_de_share(const SidedInputs& in, double P, double D) {
-  SIM_CHECK(in.g >= 1 && valid_side(in.pe) && valid_side(in.de), "best_de_share: bad inputs (g = {})", in.g);
+  SIM_CHECK(in.g_pe >= 1 && in.g_de >= 1 && valid_side(in.pe) && valid_side(in.de),
+            "best_de_share: bad inputs (g = {}, {})", in.g_pe, in.g_de);
   SIM_CHECK(positive_finite(P) && positive_finite(D), "best_de_share: P = {}, D = {}", P, D);
-  const double g = in.g;
+  const double gp = in.g_pe, gd = in.g_de;
   const SideBandwidths& pe = in.pe;
   const SideBandwidths& de = in.de;
   const bool hbm = in.de_buffer == config::DeBuffer::kHbm;
@@ -55,12 +56,12 @@ DeShare best_de_share(const SidedInputs& in, double P, double D) {
   const std::vector<Line> lines = {
       line("pe_snic", 1, -1, P * pe.snic_Bps),
       line("de_snic", 0, 1, D * de.snic_Bps),
-      line("pe_cnic_read", 2, -2, P * g * pe.cnic_read_Bps),
-      line("pe_cnic_write", 1, 0, P * g * pe.cnic_write_Bps),
-      hbm ? line("de_cnic_read", 0, 1, D * g * de.cnic_read_Bps)
-          : line("de_cnic_read", 1, 1, D * g * de.cnic_read_Bps),
-      hbm ? line("de_cnic_write", 1, 0, D * g * de.cnic_write_Bps)
-          : line("de_cnic_write", 2, -1, D * g * de.cnic_write_Bps),
+      line("pe_cnic_read", 2, -2, P * gp * pe.cnic_read_Bps),
+      line("pe_cnic_write", 1, 0, P * gp * pe.cnic_write_Bps),
+      hbm ? line("de_cnic_read", 0, 1, D * gd * de.cnic_read_Bps)
+          : line("de_cnic_read", 1, 1, D * gd * de.cnic_read_Bps),
+      hbm ? line("de_cnic_write", 1, 0, D * gd * de.cnic_write_Bps)
+          : line("de_cnic_write", 2, -1, D * gd * de.cnic_write_Bps),
       line("pe_dram", 2, -2, P * pe.dram_Bps),
       hbm ? line("de_dram", 0, 1, D * de.dram_Bps) : line("de_dram", 2, 1, D * de.dram_Bps)};
 

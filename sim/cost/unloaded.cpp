@@ -11,10 +11,10 @@ namespace sim::cost {
 
 UnloadedLatency::UnloadedLatency(const config::ScenarioConfig& sc) : sc_(sc) {
   const auto& m = sc.model;
-  const auto& hw = sc.hardware;
+  const auto& hw = sc.prefill_hardware;
   const int pe_unit = config::unit_gpus(sc, config::UnitRole::kPrefill);
   prefill_ep_ = ep_group(m, hw, pe_unit);
-  decode_ep_ = ep_group(m, hw, config::unit_gpus(sc, config::UnitRole::kDecode));
+  decode_ep_ = ep_group(m, sc.decode_hardware, config::unit_gpus(sc, config::UnitRole::kDecode));
   // An EP model's PEs pass in DP-attention groups (engine/prefill_service.cpp); other models alone.
   const int dp = sc.cluster.prefill_dp_group_gpus;
   dp_gpus_ = m.moe() ? (dp == 0 ? pe_unit : dp) : 1;
@@ -24,11 +24,13 @@ UnloadedLatency::UnloadedLatency(const config::ScenarioConfig& sc) : sc_(sc) {
   read_Bps_ = storage::read_Bps(hw, sc.policy.persist_block_tokens * kv_token_);
   h2d_Bps_ = std::min(hw.cnic_bw_Bps, hw.dram_bw_Bps);
   if (hw.pcie_bw_Bps > 0) h2d_Bps_ = std::min(h2d_Bps_, hw.pcie_bw_Bps);
+  // Between a prefill GPU and a decode node: the slower of the two CNICs.
+  p2d_Bps_ = std::min(hw.cnic_bw_Bps, sc.decode_hardware.cnic_bw_Bps);
 }
 
 UnloadedTtft UnloadedLatency::ttft(double hit, double miss) const {
   const auto& m = sc_.model;
-  const auto& hw = sc_.hardware;
+  const auto& hw = sc_.prefill_hardware;
   UnloadedTtft u;
   u.read_s = hit > 0 ? hit * kv_token_ / read_Bps_ : 0;
   const bool layerwise = sc_.policy.layerwise;
@@ -41,8 +43,8 @@ UnloadedTtft UnloadedLatency::ttft(double hit, double miss) const {
     const PassPlan p = prefill_pass(m, hw, per_gpu, prefill_ep_);
     // A pass loads the context it attends to (the hit, then the earlier chunks' KV back from the decode
     // node's buffer) and pushes what it adds (the first pass: the hit too, on the PE path).
-    const double load_layer_s = cached * kv_token_layer_ / (u.passes == 0 ? h2d_Bps_ : hw.cnic_bw_Bps);
-    const double push_layer_s = (u.passes == 0 ? hit + bsz : bsz) * kv_token_layer_ / hw.cnic_bw_Bps;
+    const double load_layer_s = cached * kv_token_layer_ / (u.passes == 0 ? h2d_Bps_ : p2d_Bps_);
+    const double push_layer_s = (u.passes == 0 ? hit + bsz : bsz) * kv_token_layer_ / p2d_Bps_;
     if (layerwise) {  // a pipeline of layers: its slowest stage sets the pace; the first load, the last push
       // The first pass's H2D and its push both cross the PE GPU's CNIC read direction (sim/README.md,
       // "The platform and its routes"): they share it.
@@ -64,7 +66,7 @@ UnloadedTtft UnloadedLatency::ttft(double hit, double miss) const {
 
 double UnloadedLatency::tpot_s(double context) const {
   const auto& m = sc_.model;
-  const auto& hw = sc_.hardware;
+  const auto& hw = sc_.decode_hardware;
   return decode_group_step(m, hw, decode_own_s(m, hw, 1, context, decode_ep_), 1, decode_ep_).step_s;
 }
 

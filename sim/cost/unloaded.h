@@ -23,6 +23,8 @@
 //   (the first pass's H2D and push share the PE GPU's CNIC read direction), plus the first layer's load
 //   before and the last layer's push after.
 //   unloaded TPOT = one decode step of its decode unit holding only this turn, at its context hit + miss.
+// With a hardware file per role: the read, the passes and the H2D on the prefill node's; a transfer between
+// the two nodes at the slower CNIC; the decode step on the decode node's.
 #pragma once
 
 #include "sim/config/scenario.h"
@@ -55,7 +57,7 @@ class UnloadedLatency {
   EpGroup prefill_ep_, decode_ep_;
   int dp_gpus_ = 1;
   BatchLimits limits_;
-  double read_Bps_ = 0, h2d_Bps_ = 0;
+  double read_Bps_ = 0, h2d_Bps_ = 0, p2d_Bps_ = 0;
   double kv_token_ = 0, kv_token_layer_ = 0;
 };
 

@@ -22,6 +22,12 @@ std::vector<platform::NodeRole> roles_of(const platform::PlatformHandles& h) {
   return out;
 }
 
+std::vector<int> gpus_of_nodes(const platform::PlatformHandles& h) {
+  std::vector<int> out;
+  for (int n = 0; n < static_cast<int>(h.nodes.size()); ++n) out.push_back(h.gpus_on(n));
+  return out;
+}
+
 // An eviction policy by name (validated with the scenario), or null for an unlimited tier.
 std::unique_ptr<policy::EvictionPolicy> eviction(double capacity, const std::string& name) {
   if (capacity <= 0) return nullptr;
@@ -47,7 +53,7 @@ Cluster::Sizes::Sizes(const config::ScenarioConfig& sc, const platform::Platform
     : kv_token(cost::kv_bytes_per_token(sc.model)),
       kv_token_layer(cost::kv_bytes_per_token_layer(sc.model)),
       de_hbm_kv(cost::hbm_kv_bytes_per_gpu(
-          sc.model, sc.hardware,
+          sc.model, sc.decode_hardware,
           cost::weight_shards_for_role(sc.model, config::unit_gpus(sc, config::UnitRole::kDecode)))) {}
 
 Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandles& h,
@@ -56,7 +62,7 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
                  std::unique_ptr<policy::ReadPathPolicy> read_path, Recorder& recorder,
                  transport::Transport& t, metrics::Timeline* timeline, metrics::RequestLog* request_log)
     : sizes_(sc, h),
-      members_(roles_of(h), sc.events, h.gpus_per_node, sc.control.autoscale.policy != "off"),
+      members_(roles_of(h), sc.events, gpus_of_nodes(h), sc.control.autoscale.policy != "off"),
       loads_(engine_nodes(members_, platform::NodeRole::kPrefill),
              engine_nodes(members_, platform::NodeRole::kDecode), static_cast<int>(h.nodes.size()),
              sizes_.de_hbm_kv),

@@ -54,7 +54,7 @@ int DecodeService::live_gpus(const DecodeGroupState& g) const {
 
 void DecodeService::reshape(DecodeGroupState& g, std::vector<int>& changed) {
   g.epoch = c_.members.epoch();
-  g.ep = cost::ep_group(c_.sc.model, c_.sc.hardware, live_gpus(g));
+  g.ep = cost::ep_group(c_.sc.model, c_.sc.decode_hardware, live_gpus(g));
   g.nodes.clear();
   g.lead = -1;
   for (int d : g.des) {
@@ -70,8 +70,8 @@ void DecodeService::reshape(DecodeGroupState& g, std::vector<int>& changed) {
 
 void DecodeService::resize() {
   for (auto& g : groups_) {
-    const cost::EpGroup ep = cost::ep_group(c_.sc.model, c_.sc.hardware, live_gpus(g));
-    const double per_de = cost::hbm_kv_bytes_per_gpu(c_.sc.model, c_.sc.hardware, ep.gpus);
+    const cost::EpGroup ep = cost::ep_group(c_.sc.model, c_.sc.decode_hardware, live_gpus(g));
+    const double per_de = cost::hbm_kv_bytes_per_gpu(c_.sc.model, c_.sc.decode_hardware, ep.gpus);
     for (int d : g.des) c_.hbm.set_per_de(d, per_de);
     g.cv->notify_all();  // a plan in progress is cut and re-planned (the group re-reads its EP group)
   }
@@ -275,8 +275,8 @@ void DecodeService::refresh(DecodeGroupState& g, std::vector<int>& changed) {
     DecodeEngineState& de = des_[d];
     if (de.batch == 0) de.context_base = 0;  // no drift from adding and removing
     const double before = de.own_s;
-    de.own_s =
-        cost::decode_own_s(c_.sc.model, c_.sc.hardware, de.batch, de.context_base + de.batch * g.steps, g.ep);
+    de.own_s = cost::decode_own_s(c_.sc.model, c_.sc.decode_hardware, de.batch,
+                                  de.context_base + de.batch * g.steps, g.ep);
     if (de.own_s >= g.slowest_own_s) {
       g.slowest_own_s = de.own_s;
     } else if (before >= g.slowest_own_s) {
@@ -376,7 +376,7 @@ void DecodeService::group_loop(int gi) {
     sg4::Host* gpu = c_.h.nodes[lead.node].gpus[lead.gpu];
     const double steps_left = g.done.top().at - g.steps;
     const cost::StepPlan step =
-        cost::decode_group_step(c_.sc.model, c_.sc.hardware, g.slowest_own_s, g.batch, g.ep);
+        cost::decode_group_step(c_.sc.model, c_.sc.decode_hardware, g.slowest_own_s, g.batch, g.ep);
     const double tau = step.step_s;
     const double t0 = now();
     // The group's EP exchange runs beside its compute at a step's bytes per step (none for a group within
@@ -437,7 +437,7 @@ void DecodeService::pace_exchange(DecodeGroupState& g, double bytes, double rate
     g.exchange_owed = 0;
     for (int n : g.nodes) {
       const auto& node = c_.h.nodes[n];
-      node.exchange_pace->set_bandwidth(c_.sc.hardware.cnic_bw_Bps);
+      node.exchange_pace->set_bandwidth(c_.sc.decode_hardware.cnic_bw_Bps);
       g.exchange.push_back(c_.transport.start(node.exchange, node.exchange, g.exchange_size,
                                               transport::TrafficClass::kCollective));
     }

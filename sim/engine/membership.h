@@ -24,10 +24,15 @@ namespace sim::engine {
 
 class Membership {
  public:
-  // `roles`: each node's role at the start (the platform's). `any_node`: any node may change role (an
-  // autoscaler decides which at run time): every node has engines of both roles.
+  // `roles`: each node's role at the start (the platform's). `gpus`: each node's GPUs (PlatformHandles::
+  // gpus_on). `any_node`: any node may change role (an autoscaler decides which at run time): every node has
+  // engines of both roles.
   Membership(const std::vector<platform::NodeRole>& roles, const std::vector<config::EventConfig>& events,
-             int gpus_per_node, bool any_node = false);
+             const std::vector<int>& gpus, bool any_node = false);
+  // Every node with `gpus_per_node` GPUs.
+  Membership(const std::vector<platform::NodeRole>& roles, const std::vector<config::EventConfig>& events,
+             int gpus_per_node, bool any_node = false)
+      : Membership(roles, events, std::vector<int>(roles.size(), gpus_per_node), any_node) {}
 
   // Whether the scenario changes roles at all (then engines exist on nodes that do not serve their role).
   bool dynamic() const { return dynamic_; }
@@ -44,7 +49,7 @@ class Membership {
   bool draining(int node) const { return draining_[node] != 0; }
   // Nodes serving r now (draining ones included: they still serve it; down ones not).
   int live_nodes(platform::NodeRole r) const;
-  int live_gpus(platform::NodeRole r) const { return live_nodes(r) * gpus_per_node_; }
+  int live_gpus(platform::NodeRole r) const;
   // The nodes with engines of role r (ever), in platform order, and those engines as (node, gpu).
   const std::vector<int>& engine_nodes(platform::NodeRole r) const {
     return r == platform::NodeRole::kPrefill ? pe_nodes_ : de_nodes_;
@@ -90,7 +95,7 @@ class Membership {
   std::vector<platform::NodeRole> initial_;  // each node's role at the start
   std::vector<char> draining_, down_;
   std::vector<int> pe_nodes_, de_nodes_;
-  int gpus_per_node_ = 1;
+  std::vector<int> gpus_;  // per node
   uint64_t epoch_ = 0, failures_ = 0;
   bool dynamic_ = false;
   std::function<void(int)> waker_;

@@ -118,8 +118,9 @@ void PrefillService::resize() {
   for (const auto& pe : pes_)
     live[pe.unit] += c_.members.serves(pe.node, platform::NodeRole::kPrefill) ? 1 : 0;
   for (size_t u = 0; u < unit_ep_.size(); ++u) {
-    unit_ep_[u] = cost::ep_group(c_.sc.model, c_.sc.hardware, std::max(1, live[u]));
-    unit_limits_[u].hbm_bytes = cost::hbm_kv_bytes_per_gpu(c_.sc.model, c_.sc.hardware, unit_ep_[u].gpus);
+    unit_ep_[u] = cost::ep_group(c_.sc.model, c_.sc.prefill_hardware, std::max(1, live[u]));
+    unit_limits_[u].hbm_bytes =
+        cost::hbm_kv_bytes_per_gpu(c_.sc.model, c_.sc.prefill_hardware, unit_ep_[u].gpus);
   }
 }
 
@@ -165,7 +166,7 @@ bool PrefillService::has_work(const PrefillEngineState& pe) const {
 // pe's batch for the next pass (FIFO; requests whose DE-side space does not fit keep their place).
 void PrefillService::form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch,
                                 std::vector<cost::Chunk>& chunks) {
-  cost::QuotaBatchFormer former(c_.sc.model, c_.sc.hardware, unit_limits_[pe.unit]);
+  cost::QuotaBatchFormer former(c_.sc.model, c_.sc.prefill_hardware, unit_limits_[pe.unit]);
   std::vector<RequestId> skipped;
   while (!pe.ready.empty() && !former.closed()) {
     const RequestId id = pe.ready.front();
@@ -248,7 +249,7 @@ void PrefillService::pass_loop(int group) {
       hosts.push_back(c_.h.nodes[pes_[p].node].gpus[pes_[p].gpu]);
       if (pass_nodes.empty() || pass_nodes.back() != pes_[p].node) pass_nodes.push_back(pes_[p].node);
     }
-    const int per_node = c_.h.gpus_per_node;
+    const int per_node = n > 0 ? c_.h.gpus_on(pes_[members[0]].node) : 1;
     if (n > 0 && n % per_node == 0 && pes_[members[0]].gpu == 0) {
       for (size_t i = 0; i < n; i += per_node)
         exchange_ends.push_back(c_.h.nodes[pes_[members[i]].node].exchange);
@@ -278,7 +279,8 @@ void PrefillService::pass_loop(int group) {
     c_.run.release(lock);
 
     const double now0 = now();
-    const cost::PassPlan plan = cost::prefill_pass(m, c_.sc.hardware, chunks, unit_ep_[pes_[all[0]].unit]);
+    const cost::PassPlan plan =
+        cost::prefill_pass(m, c_.sc.prefill_hardware, chunks, unit_ep_[pes_[all[0]].unit]);
     double sum_attention = 0, max_attention = 0;
     for (size_t i = 0; i < n; ++i) {
       sum_attention += plan.attention_s[i];

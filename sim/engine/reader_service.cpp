@@ -12,10 +12,10 @@ namespace sim::engine {
 ReaderService::ReaderService(EngineContext& ctx) : c_(ctx), queues_(ctx.h.nodes.size()) {
   for (const auto& [node, gpu] : c_.h.engines_of(platform::NodeRole::kDecode)) de_gpus_.push_back(gpu);
   // With the DE buffer in HBM a decode node keeps one FIFO per GPU: each DE's HBM is its own.
-  const size_t gpus = static_cast<size_t>(c_.h.gpus_per_node);
   for (size_t n = 0; n < queues_.size(); ++n)
-    queues_[n].fifos.resize(de_buffer_hbm(c_) && c_.h.nodes[n].role == platform::NodeRole::kDecode ? gpus
-                                                                                                   : 1);
+    queues_[n].fifos.resize(de_buffer_hbm(c_) && c_.h.nodes[n].role == platform::NodeRole::kDecode
+                                ? static_cast<size_t>(c_.h.gpus_on(static_cast<int>(n)))
+                                : 1);
 }
 
 void ReaderService::start() {

@@ -178,12 +178,13 @@ void Timeline::counter(int pid, int tid, std::string_view name, double t_s, cons
   if (events_.size() > before) last.swap(values);
 }
 
-void Timeline::set_layout(int prefill_nodes, int decode_nodes, int gpus_per_node) {
+void Timeline::set_layout(int prefill_nodes, int decode_nodes, int prefill_gpus, int decode_gpus) {
   nodes_ = prefill_nodes + decode_nodes;
-  gpus_ = gpus_per_node;
+  gpus_ = std::max(prefill_gpus, decode_gpus);
   for (int n = 0; n < nodes_; ++n) {
     name_process(node_pid(n), fmt::format("n{} {}", n, n < prefill_nodes ? "prefill" : "decode"));
-    for (int g = 0; g < gpus_; ++g) name_thread(node_pid(n), engine_tid(n, g), fmt::format("gpu{}", g));
+    const int gpus = n < prefill_nodes ? prefill_gpus : decode_gpus;
+    for (int g = 0; g < gpus; ++g) name_thread(node_pid(n), engine_tid(n, g), fmt::format("gpu{}", g));
   }
   name_process(requests_pid(), "requests", "agent ", agent_tid(0));
   name_process(links_pid(), "links");

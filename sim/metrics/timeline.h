@@ -89,7 +89,12 @@ class Timeline {
   void set_info(const std::string& key, double value) { info_numbers_[key] = value; }
 
   // dpsim's layout (top of this file): names its processes and threads.
-  void set_layout(int prefill_nodes, int decode_nodes, int gpus_per_node);
+  // With a hardware file per role the nodes' GPUs differ: thread ids are numbered as if every node had the
+  // larger count.
+  void set_layout(int prefill_nodes, int decode_nodes, int prefill_gpus, int decode_gpus);
+  void set_layout(int prefill_nodes, int decode_nodes, int gpus_per_node) {
+    set_layout(prefill_nodes, decode_nodes, gpus_per_node, gpus_per_node);
+  }
   int node_pid(int node) const { return node + 1; }
   int engine_tid(int node, int gpu) const { return 1 + node * gpus_ + gpu; }
   int requests_pid() const { return nodes_ + 1; }

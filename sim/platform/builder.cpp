@@ -67,9 +67,9 @@ class QosTags {
 
 }  // namespace
 
-PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes, int decode_nodes,
-                               bool class_weights, double storage_block_bytes,
-                               const std::vector<int>& paced) {
+PlatformHandles build_platform(const config::HardwareSpec& prefill_hw, const config::HardwareSpec& decode_hw,
+                               int prefill_nodes, int decode_nodes, bool class_weights,
+                               double storage_block_bytes, const std::vector<int>& paced) {
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e18");  // no window cap on RDMA-like flows
@@ -81,14 +81,14 @@ PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes
   PlatformHandles h;
   h.prefill_nodes = prefill_nodes;
   h.decode_nodes = decode_nodes;
-  h.gpus_per_node = hw.gpus_per_node;
-  const double lat = hw.link_latency_s;
-  const QosTags qos(hw, class_weights);
+  const QosTags qos(prefill_hw, class_weights);
   auto* zone = sg4::create_star_zone("cluster");
 
   for (int n = 0; n < prefill_nodes + decode_nodes; ++n) {
     NodeHandles node;
     node.role = n < prefill_nodes ? NodeRole::kPrefill : NodeRole::kDecode;
+    const config::HardwareSpec& hw = node.role == NodeRole::kPrefill ? prefill_hw : decode_hw;
+    const double lat = hw.link_latency_s;
     const std::string p = fmt::format("n{}", n);
 
     auto* dram = zone->create_link(p + ".dram", hw.dram_bw_Bps);

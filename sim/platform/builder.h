@@ -1,4 +1,5 @@
-// Builds the SimGrid platform of a P x D cluster from a hardware file (see handles.h for the routes).
+// Builds the SimGrid platform of a P x D cluster from a hardware file per role (see handles.h for the
+// routes).
 #pragma once
 
 #include <vector>
@@ -15,8 +16,18 @@ namespace sim::platform {
 // with class_weights, hw.link_latency_s == 0 (checked by the scenario loader). `storage_block_bytes`: the
 // bytes of one storage block, for the per-block cost of storage/read_rate.h (0 = none). `paced`: prefill
 // nodes that may serve decode later (a role change): they get a decode node's exchange pace link too.
-PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes, int decode_nodes,
-                               bool class_weights = false, double storage_block_bytes = 0,
-                               const std::vector<int>& paced = {});
+// Each prefill node is built from `prefill_hw` (its GPUs, CNICs, SNIC, DRAM, PCIe, storage backend, link
+// latency), each decode node from `decode_hw`; the QoS weights are prefill_hw's (REQUIRES: both files' agree
+// with class_weights, checked by the scenario loader). A paced prefill node's pace link runs at its own CNIC
+// rate (paced nodes exist only with one file: a node keeps its hardware when it changes role).
+PlatformHandles build_platform(const config::HardwareSpec& prefill_hw, const config::HardwareSpec& decode_hw,
+                               int prefill_nodes, int decode_nodes, bool class_weights = false,
+                               double storage_block_bytes = 0, const std::vector<int>& paced = {});
+// Every node from `hw`.
+inline PlatformHandles build_platform(const config::HardwareSpec& hw, int prefill_nodes, int decode_nodes,
+                                      bool class_weights = false, double storage_block_bytes = 0,
+                                      const std::vector<int>& paced = {}) {
+  return build_platform(hw, hw, prefill_nodes, decode_nodes, class_weights, storage_block_bytes, paced);
+}
 
 }  // namespace sim::platform

@@ -70,17 +70,18 @@ struct NodeHandles {
 struct PlatformHandles {
   int prefill_nodes = 0;
   int decode_nodes = 0;
-  int gpus_per_node = 0;
+  // The GPUs of node n: its role's hardware file's gpus_per_node (the same on every node with one file).
+  int gpus_on(int n) const { return static_cast<int>(nodes[n].gpus.size()); }
   // The engines of one role, one per GPU of its nodes: (node, gpu) pairs numbered node-major in platform
   // order; engine i of the role is the i-th pair.
   std::vector<std::pair<int, int>> engines_of(NodeRole role) const {
     std::vector<std::pair<int, int>> out;
     for (int n : nodes_of(role))
-      for (int j = 0; j < gpus_per_node; ++j) out.emplace_back(n, j);
+      for (int j = 0; j < gpus_on(n); ++j) out.emplace_back(n, j);
     return out;
   }
-  // The GPUs of one role (its nodes x gpus_per_node).
-  int gpus_of(NodeRole role) const { return static_cast<int>(nodes_of(role).size()) * gpus_per_node; }
+  // The GPUs of one role (the sum over its nodes).
+  int gpus_of(NodeRole role) const { return static_cast<int>(engines_of(role).size()); }
   // The nodes of one role, in platform order.
   std::vector<int> nodes_of(NodeRole role) const {
     std::vector<int> out;

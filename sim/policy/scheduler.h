@@ -26,7 +26,9 @@ struct Placement {
 
 // What queued policies need to know of the cluster, fixed for a run.
 struct SchedulerContext {
-  const config::HardwareSpec* hardware = nullptr;  // the run's (null in tests that give the thresholds)
+  // The prefill nodes' (alpha and beta are a PE node's read rate and a PE GPU's prefill; null in tests that
+  // give the thresholds)
+  const config::HardwareSpec* hardware = nullptr;
   const config::ModelSpec* model = nullptr;
   double alpha_tokens = 0;          // short-read-queue threshold (tokens); 0 = the policy derives it
   double beta_tokens = 0;           // unfinished-token cap of a PE (tokens); 0 = the policy derives it

@@ -100,7 +100,8 @@ std::unique_ptr<metrics::Timeline> make_timeline(const config::ScenarioConfig& s
                         ? o.timeline_request_sample
                         : std::max(1, (agents + kAutoTimelineAgents - 1) / kAutoTimelineAgents);
   auto tl = std::make_unique<metrics::Timeline>(t);
-  tl->set_layout(h.prefill_nodes, h.decode_nodes, h.gpus_per_node);
+  tl->set_layout(h.prefill_nodes, h.decode_nodes, sc.prefill_hardware.gpus_per_node,
+                 sc.decode_hardware.gpus_per_node);
   tl->set_info("scenario", sc.name);
   tl->set_info("seed", static_cast<double>(sc.seed));
   return tl;
@@ -147,15 +148,16 @@ StatusOr<Results> simulate(const config::ScenarioConfig& sc, const RunOptions& o
   for (const auto& ev : sc.events)
     if (ev.kind == "role_change" && ev.to == "decode")
       to_decode.insert(to_decode.end(), ev.nodes.begin(), ev.nodes.end());
-  const auto h = platform::build_platform(sc.hardware, sc.cluster.prefill_nodes, sc.cluster.decode_nodes,
-                                          sc.network.qos == "priority", storage_block_bytes(sc), to_decode);
+  const auto h = platform::build_platform(sc.prefill_hardware, sc.decode_hardware, sc.cluster.prefill_nodes,
+                                          sc.cluster.decode_nodes, sc.network.qos == "priority",
+                                          storage_block_bytes(sc), to_decode);
   auto events = control::EventRunner::make(sc, h);
   if (!events) return events.status();
   // The live bottleneck-free range (control/live_range.h), recomputed by the events; with policy.pd_guard
   // = on the read-path policy is wrapped by the guard that reads it (policy/pd_guard.h).
   std::vector<platform::NodeRole> roles;
   for (const auto& n : h.nodes) roles.push_back(n.role);
-  control::LiveRange live(h, roles, h.gpus_per_node, sc.cluster.de_buffer);
+  control::LiveRange live(h, roles, sc.cluster.de_buffer);
   events->watch(&live);
   std::unique_ptr<policy::ReadPathPolicy> reads = std::move(*read_path);
   const policy::PdGuard* guard = nullptr;
@@ -243,7 +245,7 @@ StatusOr<Results> simulate(const config::ScenarioConfig& sc, const RunOptions& o
   if (cluster.autoscaler().on()) s["autoscale"] = cluster.autoscaler().to_json();
   if (cluster.nodes_may_fail()) s["failures"] = cluster.node_failures().summary_json();
   metrics::CostInputs cost;
-  cost.per_node_hour = sc.hardware.cost_per_node_hour;
+  cost.per_node_hour = config::mean_cost_per_node_hour(sc);
   cost.nodes = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;
   cost.duration_s = rec.last_done;  // as prompt_tokens_per_s and gen_tokens_per_s
   cost.tokens = rec.prompt_tokens + rec.gen_tokens;

@@ -1,5 +1,6 @@
 // `dpsim bottleneck`: the analytic bottleneck-free P/D range of DualPath §4.2 (cost/bottleneck.h) for one
-// hardware file, with the DE buffer in DRAM (the paper's) or in HBM (cluster.de_buffer = hbm); with P and D
+// hardware file, or for prefill nodes of one file and decode nodes of another (the per-role form of
+// sim/README.md), with the DE buffer in DRAM (the paper's) or in HBM (cluster.de_buffer = hbm); with P and D
 // also the ideal per-link loads there.
 #pragma once
 
@@ -13,6 +14,7 @@ namespace sim::study {
 // The command's options, as given.
 struct BottleneckSpec {
   std::string hardware;            // a path, or a name under models/hardware/ (e.g. hopper-8x400g)
+  std::string decode_hw;           // the decode nodes' file ("" = the same)
   std::string de_buffer = "dram";  // dram | hbm
   bool json = false;               // the report as JSON
   bool have_point = false;         // p and d given

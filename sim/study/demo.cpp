@@ -17,7 +17,7 @@ StatusOr<Outcome> run_demo(const DemoSpec& spec, const Console& console) {
   const std::string path = resolve_path(spec.scenario, "");
   auto sc = config::load_scenario(path, spec.sets);
   if (!sc) return sc.status();
-  const auto& hw = sc->hardware;
+  const auto& hw = sc->prefill_hardware;  // the paper's scenario: one file
   const auto range = cost::bottleneck_range(cost::bottleneck_inputs(hw, sc->cluster.de_buffer));
   if (!range) return range.status();
   console.out(

@@ -94,20 +94,25 @@ StatusOr<std::vector<PlanChoice>> make_choices(const Plan& plan) {
     for (const auto& [k, v] : c.sets) sets.push_back(k + "=" + v);
     auto sc = config::load_scenario(plan.scenario, sets);
     if (!sc) return sc.status();
-    c.gpus_per_node = sc->hardware.gpus_per_node;
+    c.gpus_per_node = sc->prefill_hardware.gpus_per_node;
+    c.price_per_node_hour = sc->prefill_hardware.cost_per_node_hour;
+    c.per_role = sc->mixed_hardware;
+    c.decode_gpus_per_node = sc->decode_hardware.gpus_per_node;
+    c.decode_price_per_node_hour = sc->decode_hardware.cost_per_node_hour;
     c.unit_p = config::unit_nodes(sc->cluster.prefill_ep_gpus, c.gpus_per_node);
-    c.unit_d = config::unit_nodes(sc->cluster.decode_ep_gpus, c.gpus_per_node);
-    c.price_per_node_hour = sc->hardware.cost_per_node_hour;
-    if (auto r = cost::bottleneck_range(cost::bottleneck_inputs(sc->hardware, sc->cluster.de_buffer));
+    c.unit_d = config::unit_nodes(sc->cluster.decode_ep_gpus, c.decode_gpus_per_node);
+    if (auto r = cost::bottleneck_range(
+            cost::sided_inputs(sc->prefill_hardware, sc->decode_hardware, sc->cluster.de_buffer));
         r && r->feasible) {
       c.has_range = true;
       c.pd_min = r->pd_min;
       c.pd_max = r->pd_max;
     }
-    if (plan.space.objective == PlanObjective::kCost && !c.price_per_node_hour)
-      return Status::error(fmt::format("--objective cost: the hardware file {} has no cost.per_node_hour{}",
-                                       sc->hardware_file,
-                                       c.sets.empty() ? "" : " (choice" + combo.name.substr(5) + ")"));
+    if (plan.space.objective == PlanObjective::kCost && !c.price_per_hour({1, 1}))
+      return Status::error(
+          fmt::format("--objective cost: the hardware file {} has no cost.per_node_hour{}",
+                      c.price_per_node_hour ? sc->decode_hardware_file : sc->prefill_hardware_file,
+                      c.sets.empty() ? "" : " (choice" + combo.name.substr(5) + ")"));
     out.push_back(c);
   }
   return out;
@@ -130,9 +135,8 @@ nlohmann::json point_json(const Plan& plan, const PlanPoint& p, const PlanOutcom
       {"p", p.pd.p},
       {"d", p.pd.d},
       {"sets", nlohmann::json::object()},
-      {"gpus", p.nodes() * c.gpus_per_node},
-      {"cost_per_hour",
-       c.price_per_node_hour ? nlohmann::json(p.nodes() * *c.price_per_node_hour) : nlohmann::json()},
+      {"gpus", c.gpus(p.pd)},
+      {"cost_per_hour", c.price_per_hour(p.pd) ? nlohmann::json(*c.price_per_hour(p.pd)) : nlohmann::json()},
       {"ok", o.ok},
       {"metric", std::isfinite(o.metric) ? nlohmann::json(o.metric) : nlohmann::json()},
       {"why", o.ok ? nlohmann::json() : nlohmann::json(o.why)},

@@ -165,8 +165,8 @@ PlanPoint plan_point(int choice, const GridPoint& pd, const PlanSpace& s) {
 
 double plan_size(const PlanPoint& p, const PlanSpace& s) {
   const PlanChoice& c = s.choices[p.choice];
-  if (s.objective == PlanObjective::kCost) return p.nodes() * c.price_per_node_hour.value_or(kInf);
-  return static_cast<double>(p.nodes()) * c.gpus_per_node;
+  if (s.objective == PlanObjective::kCost) return c.price_per_hour(p.pd).value_or(kInf);
+  return static_cast<double>(c.gpus(p.pd));
 }
 
 PlanOutcome plan_outcome(const nlohmann::json& result, PlanGoal goal, double jct_target_s) {

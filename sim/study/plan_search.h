@@ -43,9 +43,23 @@ enum class PlanObjective { kGpus, kCost };
 // One combination of --set-list values and what the search needs of its hardware.
 struct PlanChoice {
   std::vector<std::pair<std::string, std::string>> sets;
-  std::string suffix;  // "-<value>..." for point names ("" without --set-list)
-  int gpus_per_node = 8;
-  std::optional<double> price_per_node_hour;
+  std::string suffix;                         // "-<value>..." for point names ("" without --set-list)
+  int gpus_per_node = 8;                      // a prefill node's (and a decode node's unless per_role)
+  std::optional<double> price_per_node_hour;  // the same
+  // A hardware file per role (hardware_decode): a decode node's GPUs and price are these.
+  bool per_role = false;
+  int decode_gpus_per_node = 8;
+  std::optional<double> decode_price_per_node_hour;
+  // The GPUs, and the price per hour (unset when a role's price is unknown), of P prefill and D decode nodes.
+  int gpus(const GridPoint& pd) const {
+    return per_role ? pd.p * gpus_per_node + pd.d * decode_gpus_per_node : (pd.p + pd.d) * gpus_per_node;
+  }
+  std::optional<double> price_per_hour(const GridPoint& pd) const {
+    if (!per_role)
+      return price_per_node_hour ? std::optional<double>((pd.p + pd.d) * *price_per_node_hour) : std::nullopt;
+    if (!price_per_node_hour || !decode_price_per_node_hour) return std::nullopt;
+    return pd.p * *price_per_node_hour + pd.d * *decode_price_per_node_hour;
+  }
   bool has_range = false;  // the analytic range is feasible
   double pd_min = 0, pd_max = 0;
   // Deployment units (config/units.h): P and D are multiples of these node counts (1 = any count).

@@ -76,7 +76,13 @@ class Planner {
       p.skip = point.status().message();
       return p;
     }
-    const config::HardwareSpec& hw = base.hardware;
+    const config::HardwareSpec& hw = base.prefill_hardware;
+    // A variant is a changed `hardware` file: with hardware_prefill / hardware_decode it would miss a role.
+    if ((run.variant == "snic" || run.variant == "storage") &&
+        (base.mixed_hardware || base.prefill_hardware_file != base.hardware_file)) {
+      p.skip = "no hardware variant: the scenario has a hardware file per role (hardware_prefill/_decode)";
+      return p;
+    }
     std::string err;
     if (run.variant == "snic") {
       const std::string path = variant_file(

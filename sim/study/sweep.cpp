@@ -140,7 +140,8 @@ StatusOr<Outcome> run_sweep(const SweepSpec& a, const Console& console) {
   }
   // The range of the scenario's DE buffer (cluster.de_buffer, as set for every point).
   nlohmann::json analytic = {{"pd_min", nullptr}, {"pd_max", nullptr}};
-  if (auto range = cost::bottleneck_range(cost::bottleneck_inputs(sc->hardware, sc->cluster.de_buffer));
+  if (auto range = cost::bottleneck_range(
+          cost::sided_inputs(sc->prefill_hardware, sc->decode_hardware, sc->cluster.de_buffer));
       range && range->feasible)
     analytic = {{"pd_min", range->pd_min}, {"pd_max", range->pd_max}};
   analytic["de_buffer"] = config::name(sc->cluster.de_buffer);

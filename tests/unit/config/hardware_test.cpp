@@ -207,6 +207,37 @@ TEST_CASE("Hardware: the 4-GPU what-if file -> same as the paper's node except g
   CHECK(b->nvlink_bw_Bps == a->nvlink_bw_Bps);
 }
 
+TEST_CASE("Hardware: the H20 what-if file -> the H20's GPU in the paper's node chassis", "[unit]") {
+  auto a = load_hardware(project_file("models/hardware/hopper-8x400g.json"));
+  auto h = load_hardware(project_file("models/hardware/h20-8x400g.json"));
+  REQUIRE(a);
+  REQUIRE(h);
+  // NVIDIA's published H20 figures (see the file's sources).
+  CHECK(h->gpus_per_node == 8);
+  CHECK(h->gpu_flops == 296e12);
+  CHECK(h->gpu_bf16_flops == 148e12);
+  CHECK(h->gpu_hbm_bytes == 96e9);
+  CHECK(h->gpu_hbm_bw_Bps == 4.0e12);
+  CHECK(h->nvlink_bw_Bps == 360e9);  // derived: 0.8 x 450 GB/s per direction
+  // The same chassis: NICs, DRAM, storage, QoS; and the H800 fractions, fits and overheads, assumed to carry.
+  CHECK(h->cnic_bw_Bps == a->cnic_bw_Bps);
+  CHECK(h->snic_bw_Bps == a->snic_bw_Bps);
+  CHECK(h->dram_bw_Bps == a->dram_bw_Bps);
+  CHECK(h->pcie_bw_Bps == a->pcie_bw_Bps);
+  CHECK(h->storage_efficiency == a->storage_efficiency);
+  CHECK(h->storage_request_overhead_s == a->storage_request_overhead_s);
+  CHECK(h->qos_weight_collective == a->qos_weight_collective);
+  CHECK(h->k_prefill_efficiency == a->k_prefill_efficiency);
+  CHECK(h->k_prefill_attention == a->k_prefill_attention);
+  CHECK(h->k_decode_attention == a->k_decode_attention);
+  CHECK(h->k_indexer == a->k_indexer);
+  CHECK(h->k_gemm == a->k_gemm);
+  CHECK(h->k_gemm_hbm == a->k_gemm_hbm);
+  CHECK(h->k_attention_hbm == a->k_attention_hbm);
+  CHECK(h->decode_layer_overhead_s == a->decode_layer_overhead_s);
+  CHECK(h->ep_latency.decode_combine_s == a->ep_latency.decode_combine_s);
+}
+
 TEST_CASE("Hardware: every number in the hardware files -> has a source", "[unit]") {
   // Every section and top-level value of the hardware format. A key outside these lists is reported too,
   // so a new section cannot slip in undocumented: extend the lists.
@@ -214,7 +245,7 @@ TEST_CASE("Hardware: every number in the hardware files -> has a source", "[unit
                                           "pcie", "qos",     "storage", "cost", "collectives"};
   const std::set<std::string> values = {"gpus_per_node", "link_latency_s"};
   const std::set<std::string> documentation = {"name", "notes", "sources"};
-  for (const char* name : {"hopper-8x400g", "hopper-4x400g"}) {
+  for (const char* name : {"hopper-8x400g", "hopper-4x400g", "h20-8x400g"}) {
     std::ifstream in(project_file(std::string("models/hardware/") + name + ".json"));
     nlohmann::json doc = nlohmann::json::parse(in);
     const nlohmann::json& sources = doc.at("sources");
@@ -393,7 +424,7 @@ TEST_CASE("Hardware: cost.per_node_hour given -> the price, absent or an empty c
   }
   CHECK_FALSE(HardwareSpec().cost_per_node_hour.has_value());
   // The shipped files give no price: the paper gives none.
-  for (const char* name : {"hopper-8x400g", "hopper-4x400g"}) {
+  for (const char* name : {"hopper-8x400g", "hopper-4x400g", "h20-8x400g"}) {
     INFO(name);
     auto hw = load_hardware(project_file(std::string("models/hardware/") + name + ".json"));
     REQUIRE(error_of(hw) == "");

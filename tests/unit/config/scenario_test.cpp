@@ -77,7 +77,7 @@ TEST_CASE("Scenario: only hardware and model given -> every default of the struc
   // The referenced files are resolved next to the scenario and loaded.
   CHECK(sc->hardware_file == data_file("tiny-hw.json"));
   CHECK(sc->model_file == data_file("tiny-model.json"));
-  CHECK(sc->hardware.gpus_per_node == 2);
+  CHECK(sc->prefill_hardware.gpus_per_node == 2);
   CHECK(sc->model.file == data_file("tiny-model.json"));
 }
 
@@ -141,24 +141,24 @@ TEST_CASE("Scenario: policy.ep_overlap and policy.fixed_costs -> what the cost m
   // The default: two micro-batches, the hardware file's fixed costs as written.
   auto on = load_scenario(file, {});
   REQUIRE(error_of(on) == "");
-  CHECK(on->hardware.ep_overlap == sim::config::EpOverlap::kTwoMicroBatches);
-  CHECK(on->hardware.ep_latency.ep_gpus.size() == 6);
-  CHECK(on->hardware.decode_layer_overhead_s == 13.5e-6);
-  CHECK(on->hardware.prefill_layer_overhead_s == 13.5e-6);
+  CHECK(on->prefill_hardware.ep_overlap == sim::config::EpOverlap::kTwoMicroBatches);
+  CHECK(on->prefill_hardware.ep_latency.ep_gpus.size() == 6);
+  CHECK(on->prefill_hardware.decode_layer_overhead_s == 13.5e-6);
+  CHECK(on->prefill_hardware.prefill_layer_overhead_s == 13.5e-6);
   // fixed_costs = false: the latency table and every overhead are gone; nothing else of the file changes.
   auto off = load_scenario(file, {"policy.fixed_costs=false", "policy.ep_overlap=none"});
   REQUIRE(error_of(off) == "");
-  CHECK(off->hardware.ep_overlap == sim::config::EpOverlap::kNone);
-  CHECK(off->hardware.ep_latency.ep_gpus.empty());
-  CHECK(off->hardware.ep_latency.decode_dispatch_s.empty());
-  CHECK(off->hardware.decode_layer_overhead_s == 0);
-  CHECK(off->hardware.prefill_layer_overhead_s == 0);
-  CHECK(off->hardware.decode_step_overhead_s == 0);
-  CHECK(off->hardware.k_prefill_efficiency == on->hardware.k_prefill_efficiency);
-  CHECK(off->hardware.k_indexer == on->hardware.k_indexer);
+  CHECK(off->prefill_hardware.ep_overlap == sim::config::EpOverlap::kNone);
+  CHECK(off->prefill_hardware.ep_latency.ep_gpus.empty());
+  CHECK(off->prefill_hardware.ep_latency.decode_dispatch_s.empty());
+  CHECK(off->prefill_hardware.decode_layer_overhead_s == 0);
+  CHECK(off->prefill_hardware.prefill_layer_overhead_s == 0);
+  CHECK(off->prefill_hardware.decode_step_overhead_s == 0);
+  CHECK(off->prefill_hardware.k_prefill_efficiency == on->prefill_hardware.k_prefill_efficiency);
+  CHECK(off->prefill_hardware.k_indexer == on->prefill_hardware.k_indexer);
   auto ideal = load_scenario(file, {"policy.ep_overlap=ideal"});
   REQUIRE(error_of(ideal) == "");
-  CHECK(ideal->hardware.ep_overlap == sim::config::EpOverlap::kIdeal);
+  CHECK(ideal->prefill_hardware.ep_overlap == sim::config::EpOverlap::kIdeal);
 }
 
 TEST_CASE("Scenario: resolved JSON loaded again -> the same resolved JSON", "[unit]") {
@@ -363,7 +363,7 @@ TEST_CASE("Scenario: relative references -> scenario directory first, then the p
   auto sc = load_scenario(s, {});
   REQUIRE(error_of(sc) == "");
   CHECK(sc->hardware_file == dir.path("sub/hw/local.json"));
-  CHECK(sc->hardware.gpus_per_node == 3);
+  CHECK(sc->prefill_hardware.gpus_per_node == 3);
   CHECK(std::filesystem::equivalent(sc->model_file, data_file("tiny-model.json")));
   CHECK(sc->resolved["hardware"] == "hw/local.json");
 }
@@ -376,8 +376,8 @@ TEST_CASE("Scenario: a bare hardware name -> models/hardware/<name>.json", "[uni
   REQUIRE(error_of(sc) == "");
   CHECK(std::filesystem::equivalent(sc->hardware_file,
                                     std::string(DPSIM_SOURCE_DIR) + "/models/hardware/hopper-8x400g.json"));
-  CHECK(sc->hardware.name == "hopper-8x400g");
-  CHECK(sc->hardware.gpus_per_node == 8);
+  CHECK(sc->prefill_hardware.name == "hopper-8x400g");
+  CHECK(sc->prefill_hardware.gpus_per_node == 8);
 }
 
 TEST_CASE("Scenario: missing referenced files -> error names the scenario, the field and the file",

@@ -261,6 +261,31 @@ TEST_CASE("Plan search, cost objective: a choice with dearer nodes loses though 
   CHECK(by_gpus.recommended == 1);
 }
 
+TEST_CASE("Plan size, a hardware file per role: each role's nodes at their own GPUs and price") {
+  PlanSpace s;
+  PlanChoice c = paper_choice();
+  c.per_role = true;
+  c.gpus_per_node = 8;
+  c.decode_gpus_per_node = 4;
+  c.price_per_node_hour = 30;
+  c.decode_price_per_node_hour = 10;
+  s.choices = {c};
+  const PlanPoint p = plan_point(0, GridPoint{2, 4}, s);
+  CHECK(c.gpus(p.pd) == 2 * 8 + 4 * 4);
+  CHECK(plan_size(p, s) == 32);
+  s.objective = PlanObjective::kCost;
+  CHECK(plan_size(p, s) == 2 * 30 + 4 * 10);
+  // A role with no price: the size is unknown (infinite), not the other role's price.
+  s.choices[0].decode_price_per_node_hour.reset();
+  CHECK_FALSE(s.choices[0].price_per_hour(p.pd).has_value());
+  CHECK(std::isinf(plan_size(p, s)));
+  // One file: the prefill node's values for every node.
+  PlanChoice one = paper_choice();
+  one.price_per_node_hour = 30;
+  CHECK(one.gpus(GridPoint{2, 4}) == 48);
+  CHECK(*one.price_per_hour(GridPoint{2, 4}) == 180);
+}
+
 TEST_CASE("Pareto front: against an all-pairs dominance check on random points") {
   std::mt19937_64 rng(3);
   for (int trial = 0; trial < 100; ++trial) {
