@@ -14,7 +14,7 @@ namespace {
 
 constexpr int64_t kMaxTurns = 20000;  // the floor is a share and a statistic: a sample of turns gives it
 
-struct TurnTokens {
+struct Tokens {
   double hit, miss, gen;
 };
 
@@ -23,20 +23,15 @@ struct TurnTokens {
 StatusOr<SloFloor> slo_floor(const config::ScenarioConfig& sc) {
   auto w = workload::build_workload(sc);
   if (!w) return w.status();
-  std::vector<TurnTokens> turns;
+  std::vector<Tokens> turns;
   if (!w->replay.empty()) {
     for (const auto& s : w->replay)
       for (const auto& t : s) turns.push_back({t.hit, t.miss, t.gen});
   } else {
-    for (const auto& a : w->agents) {
-      double context = 0;
-      for (int k = 0; k < a.num_turns; ++k) {
-        const workload::Turn t = a.turn(k);
-        const double gen = std::max(1, t.gen);
-        turns.push_back({context, static_cast<double>(t.append), gen});
-        context += t.append + t.gen;
-      }
-    }
+    for (const auto& a : w->agents)
+      for (const auto& t : workload::all_turn_tokens(a))
+        turns.push_back({static_cast<double>(t.hit), static_cast<double>(t.miss),
+                         static_cast<double>(std::max<int64_t>(1, t.gen))});
   }
   SloFloor f;
   f.turns = static_cast<int64_t>(turns.size());
@@ -45,7 +40,7 @@ StatusOr<SloFloor> slo_floor(const config::ScenarioConfig& sc) {
   std::vector<double> ttft, tpot;
   int64_t ttft_over = 0, tpot_over = 0;
   for (int64_t i = 0; i < f.turns; i += every) {
-    const TurnTokens& t = turns[static_cast<size_t>(i)];
+    const Tokens& t = turns[static_cast<size_t>(i)];
     const double a = u.ttft_s(t.hit, std::max(1.0, t.miss));
     ttft.push_back(a);
     ttft_over += a > sc.slo.ttft_s ? 1 : 0;

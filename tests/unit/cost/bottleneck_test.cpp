@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "tests/unit/cost/range_terms.h"
+
 namespace {
 
 using Catch::Matchers::WithinAbs;
@@ -25,16 +27,7 @@ BottleneckRange range_of(int g, double sB, double M) {
   return r.value();
 }
 
-const BoundTerm& term(const BottleneckRange& r, const std::string& key) {
-  for (const BoundTerm& t : r.terms) {
-    if (t.key == key) return t;
-  }
-  for (const BoundTerm& t : r.conditions) {
-    if (t.key == key) return t;
-  }
-  FAIL("no term " << key);
-  return r.terms.front();
-}
+using test_support::term;
 
 LinkLoads paper_loads(double P, double D) {
   return sim::cost::ideal_link_loads(8, kB, kB, 500e9, P, D);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/cost/range_terms.h"
+
 namespace {
 
 using Catch::Matchers::WithinAbs;
@@ -19,13 +21,7 @@ using sim::cost::SidedInputs;
 constexpr double kB = 50e9;  // 400 Gbps
 constexpr double kM = 500e9;
 
-const sim::cost::BoundTerm& term(const BottleneckRange& r, const std::string& key) {
-  for (const auto* list : {&r.terms, &r.conditions})
-    for (const auto& t : *list)
-      if (t.key == key) return t;
-  FAIL("no term " << key);
-  return r.terms.front();
-}
+using test_support::term;
 
 // The paper's node with the DE SNICs at 25% and the PE CNICs' write direction at 50%.
 SidedInputs asymmetric(DeBuffer b = DeBuffer::kDram) {

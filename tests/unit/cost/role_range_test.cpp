@@ -7,6 +7,7 @@
 #include "sim/config/hardware.h"
 #include "sim/cost/bottleneck.h"
 #include "sim/cost/live_range.h"
+#include "tests/unit/cost/range_terms.h"
 
 namespace {
 
@@ -32,13 +33,7 @@ BottleneckRange per_role(const HardwareSpec& p, const HardwareSpec& d, DeBuffer 
   return *r;
 }
 
-const sim::cost::BoundTerm& term(const BottleneckRange& r, const std::string& key) {
-  for (const auto* list : {&r.terms, &r.conditions})
-    for (const auto& t : *list)
-      if (t.key == key) return t;
-  FAIL("no term " << key);
-  return r.terms.front();
-}
+using test_support::term;
 
 // The paper's node, and a decode node with half its GPUs, half its SNIC and 300 GB/s of DRAM.
 const HardwareSpec kPaper = node(8, 50e9, 50e9, 500e9);
