@@ -169,3 +169,24 @@ TEST_CASE("Calibration spec: other bad inputs -> one line naming the spec and th
       Contains("spec.json: hardware: expected the hardware file to fit, since the points' scenarios name "
                "different ones"));
 }
+
+TEST_CASE(
+    "Calibration spec: the shipped scenarios/paper/calibration.json -> the two fitted values of the paper's "
+    "hardware on its two calibration measurements",
+    "[unit][calibrate]") {
+  const auto s = load_calibration_spec(std::string(DPSIM_SOURCE_DIR) + "/scenarios/paper/calibration.json");
+  INFO(error_of(s));
+  REQUIRE(s);
+  CHECK(s->hardware_file == std::string(DPSIM_SOURCE_DIR) + "/models/hardware/hopper-8x400g.json");
+  REQUIRE(s->parameters.size() == 2);
+  CHECK(s->parameters[0].key == "kernels.prefill_efficiency");
+  CHECK(s->parameters[1].key == "storage.request_overhead_s");
+  // The file's values (fitted by hand) lie inside the bounds, away from the start.
+  CHECK(s->hardware["kernels"]["prefill_efficiency"] == 0.39);
+  CHECK(s->hardware["storage"]["request_overhead_s"] == 38e-6);
+  for (const auto& p : s->parameters) CHECK(p.start == Approx((p.lower + p.upper) / 2));
+  REQUIRE(s->points.size() == 2);
+  CHECK(s->points[0].measured == 10052);  // Basic, PAPER.md §6
+  CHECK(s->points[1].measured == 5365);   // DualPath
+  CHECK(s->points[0].quantity == "summary.jct_s");
+}
