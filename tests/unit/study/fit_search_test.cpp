@@ -123,8 +123,9 @@ TEST_CASE("Fit search: two measurements of one quantity that contradict -> the l
   CHECK(r.stop == FitStop::kStep);
 }
 
-TEST_CASE("Fit search: same evaluations -> same candidates in the same order; batches of several candidates",
-          "[unit][calibrate]") {
+TEST_CASE(
+    "Fit search: same evaluations -> same candidates in the same order, in batches of several candidates",
+    "[unit][calibrate]") {
   const Vec measured = two_jcts({0.39, 38e-6});
   FitProblem p{{0.2, 0}, {0.8, 100e-6}, {0.5, 50e-6}};
   int batches = 0;
