@@ -1,0 +1,169 @@
+// End-to-end checks of `dpsim calibrate` (sim/cli/calibrate_cmd.cpp, sim/study/calibrate.h) on the I/O
+// fixture (tests/e2e/cases/io_1p1d.json: one agent, storage-bound, a run takes milliseconds): JCTs that
+// dpsim itself measured at known hardware values are fitted back to those values; a spec whose two points
+// contradict each other reports its residuals and exits 1; the rounds of --emit-jobs give the same fit; a
+// bad spec exits 2 and writes nothing.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "tests/e2e/support.h"
+
+namespace {
+
+const std::string kCase = e2e::case_file("io_1p1d.json");
+
+int shell(const std::string& cmd) {
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+std::string calibrate_cmd(const std::string& args, const std::filesystem::path& log) {
+  return e2e::timeout_prefix(120) + e2e::shell_quoted(DPSIM_BINARY) + " calibrate " + args + " >" +
+         e2e::shell_quoted(log.string()) + " 2>&1";
+}
+
+// The fixture's hardware at the given storage efficiency and overhead per block, written to dir.
+std::string hardware_at(const std::filesystem::path& dir, double efficiency, double overhead_s) {
+  nlohmann::json hw = e2e::read_json(e2e::case_file("e2e-io-hw.json"));
+  hw["storage"]["efficiency"] = efficiency;
+  hw["storage"]["request_overhead_s"] = overhead_s;
+  const std::string path = (dir / "measured-hw.json").string();
+  std::ofstream(path) << hw.dump(1);
+  return path;
+}
+
+// The JCT of io_1p1d.json on `hardware` with Full Blocks of `block` tokens.
+double jct(const std::string& hardware, int block) {
+  const nlohmann::json r =
+      e2e::run_ok(kCase, {"hardware=" + hardware, "policy.persist_block_tokens=" + std::to_string(block)});
+  return r.at("summary").at("jct_s").get<double>();
+}
+
+std::string point(const std::string& name, int block, double measured) {
+  return "{\"name\": \"" + name + "\", \"scenario\": \"" + kCase +
+         "\", \"sets\": [\"policy.persist_block_tokens=" + std::to_string(block) +
+         "\"], \"quantity\": \"summary.jct_s\", \"measured\": " + std::to_string(measured) +
+         ", \"tolerance\": 0.01}";
+}
+
+const std::string kTwoParameters =
+    R"([{"key": "storage.efficiency", "lower": 0.3, "upper": 1.0},
+        {"key": "storage.request_overhead_s", "lower": 0, "upper": 5e-3}])";
+
+}  // namespace
+
+TEST_CASE("Calibrate: JCTs dpsim measured at known storage values -> both values recovered within 2%",
+          "[e2e][calibrate]") {
+  e2e::Scratch s;
+  // Small blocks (4 tokens, 4 MB) pay the overhead per block; large ones (64 tokens) mostly the rate: the two
+  // points tell the efficiency from the overhead.
+  const std::string hw = hardware_at(s.dir, 0.6, 1e-3);
+  const std::string spec = (s.dir / "spec.json").string();
+  std::ofstream(spec) << "{\"name\": \"io\", \"parameters\": " << kTwoParameters << ", \"points\": ["
+                      << point("small", 4, jct(hw, 4)) << ", " << point("large", 64, jct(hw, 64)) << "]}";
+  const auto out = s.dir / "out";
+  const int code =
+      shell(calibrate_cmd(e2e::shell_quoted(spec) + " --jobs 2 --out " + e2e::shell_quoted(out.string()),
+                          s.dir / "calibrate.log"));
+  INFO(e2e::read_text(s.dir / "calibrate.log"));
+  REQUIRE(code == 0);
+  const nlohmann::json c = e2e::read_json((out / "calibration.json").string());
+  CHECK(c.at("fitted") == true);
+  CHECK((c.at("stopped_by") == "step" || c.at("stopped_by") == "exact"));
+  CHECK(c.at("parameters").at(0).at("value").get<double>() == Approx(0.6).epsilon(0.02));
+  CHECK(c.at("parameters").at(1).at("value").get<double>() == Approx(1e-3).epsilon(0.02));
+  for (const auto& p : c.at("points")) CHECK(std::abs(p.at("rel_error").get<double>()) <= 0.01);
+  CHECK(c.at("runs").get<int>() <= 60);
+  // The calibrated copy runs, and gives the measured JCTs back within the tolerance.
+  const std::string calibrated = (out / "e2e-io-hw-calibrated.json").string();
+  CHECK(e2e::read_json(calibrated).at("sources").contains("storage.request_overhead_s"));
+  for (const auto& p : c.at("points")) {
+    const int block = p.at("name") == "small" ? 4 : 64;
+    CHECK(jct(calibrated, block) == Approx(p.at("measured").get<double>()).epsilon(0.01));
+  }
+  // A rerun reuses every run.
+  REQUIRE(shell(calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(out.string()),
+                              s.dir / "again.log")) == 0);
+  const nlohmann::json again = e2e::read_json((out / "calibration.json").string());
+  CHECK(again.at("runs_this_invocation") == 0);
+  CHECK(again.at("parameters") == c.at("parameters"));
+}
+
+TEST_CASE("Calibrate: one scenario measured at two different JCTs -> residuals reported, exit 1",
+          "[e2e][calibrate]") {
+  e2e::Scratch s;
+  const std::string spec = (s.dir / "spec.json").string();
+  std::ofstream(spec)
+      << R"({"name": "contradiction", "parameters": [{"key": "storage.efficiency", "lower": 0.3,
+      "upper": 1.0}], "points": [)"
+      << point("fast", 64, 3.0) << ", " << point("slow", 64, 4.0) << "]}";
+  const auto out = s.dir / "out";
+  const int code =
+      shell(calibrate_cmd(e2e::shell_quoted(spec) + " --jobs 2 --out " + e2e::shell_quoted(out.string()),
+                          s.dir / "calibrate.log"));
+  const std::string log = e2e::read_text(s.dir / "calibrate.log");
+  INFO(log);
+  CHECK(code == 1);
+  CHECK(log.find("NOT FITTED: 2 of 2 points outside their tolerance") != std::string::npos);
+  const nlohmann::json c = e2e::read_json((out / "calibration.json").string());
+  CHECK(c.at("fitted") == false);
+  const auto& pts = c.at("points");
+  REQUIRE(pts.size() == 2);
+  CHECK(pts.at(0).at("simulated") == pts.at(1).at("simulated"));
+  CHECK(pts.at(0).at("rel_error").get<double>() > 0.01);   // above 3.0
+  CHECK(pts.at(1).at("rel_error").get<double>() < -0.01);  // below 4.0
+  // The least-squares compromise: ((x - 3) / 3)^2 + ((x - 4) / 4)^2 is least at x = 3.36.
+  CHECK(pts.at(0).at("simulated").get<double>() == Approx(3.36).epsilon(0.01));
+  CHECK(std::filesystem::exists(out / "e2e-io-hw-calibrated.json"));
+}
+
+TEST_CASE("Calibrate: --emit-jobs rounds run by hand -> the same fit as a calibrate that runs them",
+          "[e2e][calibrate]") {
+  e2e::Scratch s;
+  const std::string hw = hardware_at(s.dir, 0.6, 1e-3);
+  const std::string spec = (s.dir / "spec.json").string();
+  std::ofstream(spec)
+      << "{\"parameters\": [{\"key\": \"storage.efficiency\", \"lower\": 0.3, \"upper\": 1.0}], "
+      << "\"points\": [" << point("large", 64, jct(hw, 64)) << "]}";
+  const auto direct = s.dir / "direct", rounds = s.dir / "rounds";
+  const auto jobs = s.dir / "jobs.sh";
+  REQUIRE(shell(calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(direct.string()),
+                              s.dir / "direct.log")) == 0);
+  int batches = 0;
+  while (batches < 40) {
+    std::filesystem::remove(jobs);
+    REQUIRE(shell(calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(rounds.string()) +
+                                    " --emit-jobs " + e2e::shell_quoted(jobs.string()),
+                                s.dir / "emit.log")) == 0);
+    if (!std::filesystem::exists(jobs)) break;  // done: calibration.json written instead
+    batches++;
+    REQUIRE(shell("sh " + e2e::shell_quoted(jobs.string()) + " >/dev/null 2>&1") == 0);
+  }
+  INFO(e2e::read_text(s.dir / "emit.log"));
+  CHECK(batches >= 2);
+  const nlohmann::json a = e2e::read_json((direct / "calibration.json").string());
+  const nlohmann::json b = e2e::read_json((rounds / "calibration.json").string());
+  CHECK(a.at("parameters") == b.at("parameters"));
+  CHECK(a.at("history").size() == b.at("history").size());
+}
+
+TEST_CASE("Calibrate: a bad spec -> exit 2, one line naming the spec and the field, nothing written",
+          "[e2e][calibrate]") {
+  e2e::Scratch s;
+  const std::string spec = (s.dir / "spec.json").string();
+  std::ofstream(spec) << R"({"parameters": [{"key": "storage.efficiency", "lower": 0.3, "upper": 1.0},
+      {"key": "storage.request_overhead_s", "lower": 0, "upper": 1e-3}, {"key": "snic.bw_Bps", "lower": 1e9,
+      "upper": 1e10}, {"key": "dram.bw_Bps", "lower": 1e11, "upper": 1e13}], "points": [)"
+                      << point("a", 64, 3) << "]}";
+  const auto out = s.dir / "out";
+  const int code = shell(
+      calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(out.string()), s.dir / "log"));
+  const std::string log = e2e::read_text(s.dir / "log");
+  CHECK(code == 2);
+  CHECK(log == "dpsim: calibrate: " + spec + ": parameters: expected at most 3 free parameters, got 4\n");
+  CHECK(!std::filesystem::exists(out));
+}

@@ -1,0 +1,173 @@
+// Unit tests of the calibration study (sim/study/calibrate.h) without simulations: its runs are answered by
+// a stand-in that reads the candidate's hardware copy and writes a results file whose JCT is a known
+// function of it. Checks the fit, the files, the resume, "not fitted", a failed run, --emit-jobs and a
+// folder made for other runs.
+#include "sim/study/calibrate.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "sim/config/json_util.h"
+#include "tests/unit/config/config_fixtures.h"
+
+using Catch::Matchers::Contains;
+using sim::config::testing::error_of;
+using sim::config::testing::ScratchDir;
+using sim::study::calibrate;
+using sim::study::CalibrateOptions;
+using sim::study::CalibrationOutcome;
+using sim::study::CalibrationRun;
+using sim::study::RunBatch;
+
+namespace {
+
+const std::string kScenario = std::string(DPSIM_SOURCE_DIR) + "/tests/e2e/cases/io_1p1d.json";
+
+// A spec fitting storage.efficiency in [0.3, 1] to JCTs measured on io_1p1d.json.
+sim::study::CalibrationSpec spec_of(const ScratchDir& d, const std::vector<double>& measured,
+                                    const std::string& key = "storage.efficiency") {
+  std::string points;
+  for (size_t i = 0; i < measured.size(); ++i)
+    points += (i ? "," : "") + std::string("{\"name\": \"p") + std::to_string(i) + "\", \"scenario\": \"" +
+              kScenario +
+              "\", \"quantity\": \"summary.jct_s\", \"measured\": " + std::to_string(measured[i]) +
+              ", \"tolerance\": 0.01}";
+  const std::string text = "{\"parameters\": [{\"key\": \"" + key +
+                           "\", \"lower\": 0.3, \"upper\": 1}], \"points\": [" + points + "]}";
+  auto s = sim::study::load_calibration_spec(d.write("spec.json", text));
+  INFO(error_of(s));
+  REQUIRE(s);
+  return *s;
+}
+
+// The stand-in for `dpsim run`: JCT = 2 / storage.efficiency of the hardware copy the run is given.
+struct FakeRuns {
+  int runs = 0;
+  std::vector<int> batches;
+  RunBatch batch() {
+    return [this](const std::vector<CalibrationRun>& list) -> std::optional<std::vector<int>> {
+      batches.push_back(static_cast<int>(list.size()));
+      for (const auto& r : list) {
+        std::string hw;
+        for (size_t k = 0; k + 1 < r.args.size(); ++k)
+          if (r.args[k] == "--set" && r.args[k + 1].rfind("hardware=", 0) == 0) hw = r.args[k + 1].substr(9);
+        const auto doc = sim::config::read_json_file(hw);
+        REQUIRE(doc);
+        const double eff = (*doc)["storage"]["efficiency"].get<double>();
+        const nlohmann::json result = {{"summary", {{"jct_s", 2 / eff}}},
+                                       {"resources", nlohmann::json::array()}};
+        std::ofstream(r.result) << result.dump();
+        ++runs;
+      }
+      return std::vector<int>(list.size(), 0);
+    };
+  }
+};
+
+CalibrateOptions options_in(const ScratchDir& d) {
+  CalibrateOptions o;
+  o.out_dir = d.path("out");
+  o.command = "dpsim calibrate spec.json";
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "Calibrate: a measurement made at a known value -> that value, the files, and a rerun that runs nothing",
+    "[unit][calibrate]") {
+  ScratchDir d;
+  const auto spec = spec_of(d, {2 / 0.6});
+  FakeRuns fake;
+  const auto c = calibrate(spec, options_in(d), fake.batch());
+  INFO(error_of(c));
+  REQUIRE(c);
+  CHECK(c->outcome == CalibrationOutcome::kFitted);
+  REQUIRE(c->values.size() == 1);
+  CHECK(c->values[0] == Approx(0.6).epsilon(1e-3));
+  CHECK(c->points.at(0).within);
+  CHECK(c->runs == fake.runs);
+  CHECK(fake.batches.at(0) == 2);  // the first batch: n + 1 candidates at once
+  CHECK_THAT(c->report, Contains("fitted: every point is within its tolerance"));
+
+  const auto j = sim::config::read_json_file(c->calibration_file);
+  REQUIRE(j);
+  CHECK((*j)["fitted"] == true);
+  CHECK((*j)["parameters"][0]["value"] == c->values[0]);
+  CHECK((*j)["parameters"][0]["was"] == 1.0);  // e2e-io-hw.json's storage.efficiency
+  CHECK((*j)["history"].size() == static_cast<size_t>(c->candidates));
+  const auto hw = sim::config::read_json_file(c->hardware_file);
+  REQUIRE(hw);
+  CHECK(std::filesystem::path(c->hardware_file).filename() == "e2e-io-hw-calibrated.json");
+  CHECK((*hw)["name"] == "e2e-io-hw-calibrated");
+  CHECK((*hw)["storage"]["efficiency"] == c->values[0]);
+  CHECK_THAT((*hw)["sources"]["storage.efficiency"].get<std::string>(),
+             Contains("CALIBRATED by dpsim calibrate") && Contains("p0 summary.jct_s measured") &&
+                 Contains("Command: dpsim calibrate spec.json"));
+  // The point's result and the candidate's hardware copy are named from the values.
+  CHECK(std::filesystem::exists(d.path("out/points/p0@" + sim::study::candidate_name(c->values) + ".json")));
+  CHECK(std::filesystem::exists(d.path("out/hardware/" + sim::study::candidate_name(c->values) + ".json")));
+
+  // Rerun: the same search over the stored results, nothing run.
+  FakeRuns again;
+  const auto c2 = calibrate(spec, options_in(d), again.batch());
+  REQUIRE(c2);
+  CHECK(again.runs == 0);
+  CHECK(c2->runs_now == 0);
+  CHECK(c2->values == c->values);
+}
+
+TEST_CASE("Calibrate: two measurements that contradict -> residuals reported, not fitted, files written",
+          "[unit][calibrate]") {
+  ScratchDir d;
+  const auto spec = spec_of(d, {2 / 0.5, 2 / 0.7});  // JCT 4 and 2.857 for one and the same run
+  FakeRuns fake;
+  const auto c = calibrate(spec, options_in(d), fake.batch());
+  REQUIRE(c);
+  CHECK(c->outcome == CalibrationOutcome::kNotFitted);
+  REQUIRE(c->points.size() == 2);
+  CHECK(c->points[0].rel_error < -0.01);  // below the larger measurement
+  CHECK(c->points[1].rel_error > 0.01);   // above the smaller
+  CHECK(!c->points[0].within);
+  CHECK(!c->points[1].within);
+  CHECK(c->points[0].simulated == c->points[1].simulated);
+  CHECK_THAT(c->report, Contains("NOT FITTED: 2 of 2 points outside their tolerance"));
+  const auto j = sim::config::read_json_file(c->calibration_file);
+  REQUIRE(j);
+  CHECK((*j)["fitted"] == false);
+  CHECK((*j)["points"][0]["within_tolerance"] == false);
+  CHECK(std::filesystem::exists(c->hardware_file));
+}
+
+TEST_CASE("Calibrate: a run that fails, runs handed out, a folder of other runs, too few runs -> said so",
+          "[unit][calibrate]") {
+  ScratchDir d;
+  const auto spec = spec_of(d, {2 / 0.6});
+  const RunBatch failing = [](const std::vector<CalibrationRun>& list) {
+    return std::optional<std::vector<int>>(std::vector<int>(list.size(), 2));
+  };
+  const auto f = calibrate(spec, options_in(d), failing);
+  REQUIRE(f);
+  CHECK(f->outcome == CalibrationOutcome::kRunFailed);
+  CHECK_THAT(f->message, Contains("run p0@0.65 failed (exit 2); its log: ") && Contains("p0@0.65.log"));
+  CHECK(!std::filesystem::exists(d.path("out/calibration.json")));
+
+  const RunBatch emit = [](const std::vector<CalibrationRun>&) { return std::optional<std::vector<int>>(); };
+  const auto e = calibrate(spec, options_in(d), emit);
+  REQUIRE(e);
+  CHECK(e->outcome == CalibrationOutcome::kPaused);
+  CHECK(e->message == "2 runs of the next batch handed out");
+
+  // The same folder for a fit of another key is refused before anything runs.
+  FakeRuns fake;
+  const auto other =
+      calibrate(spec_of(d, {2 / 0.6}, "kernels.prefill_efficiency"), options_in(d), fake.batch());
+  CHECK_THAT(error_of(other), Contains("holds the runs of another calibration (parameters differs)"));
+  CHECK(fake.runs == 0);
+
+  CalibrateOptions o = options_in(d);
+  o.max_runs = 1;
+  CHECK_THAT(error_of(calibrate(spec, o, fake.batch())), Contains("--max-runs: expected at least 2"));
+}
