@@ -504,6 +504,11 @@ Status check_node_events(const ScenarioConfig& sc) {
 
 // Reads every scenario field strictly; file references are only recorded here.
 Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& refs) {
+  if (doc.is_object() && doc.contains("points") && doc.contains("parameters") && !doc.contains("model"))
+    return Status::error(fmt::format(
+        "{}: expected a scenario, got a calibration spec (\"points\", \"parameters\"): run it with "
+        "`dpsim calibrate {}`",
+        sc.file, sc.file));
   JsonReader r(doc, sc.file, "");
   sc.name = r.string("name", fs::path(sc.file).stem().string());
   sc.description = r.string("description", "");
