@@ -86,7 +86,8 @@ void Driver::set_arrivals(std::vector<double> arrivals) {
   arrivals_ = std::move(arrivals);
 }
 
-void Driver::set_replay(std::vector<std::vector<ReplayTurn>> sessions) {
+void Driver::set_replay(std::vector<std::vector<ReplayTurn>> sessions, bool closed_loop) {
+  closed_loop_ = closed_loop;
   for (const auto& s : sessions) SIM_CHECK(!s.empty(), "an empty replay session");
   replay_ = std::move(sessions);
   next_turn_.assign(replay_.size(), 0);
@@ -181,7 +182,9 @@ void Driver::restart(engine::RequestId lost, int event) {
 void Driver::loop() {
   const int n = num_agents();
   for (int a = 0; a < n; ++a) {
-    const double t = !replay_.empty() ? replay_[a].front().arrival_s : arrivals_.empty() ? 0.0 : arrivals_[a];
+    const double t = !replay_.empty()    ? (closed_loop_ ? 0.0 : replay_[a].front().arrival_s)
+                     : arrivals_.empty() ? 0.0
+                                         : arrivals_[a];
     releases_.emplace_back(t, a);
   }
   std::make_heap(releases_.begin(), releases_.end(), std::greater<>());
@@ -309,7 +312,9 @@ void Driver::turn_done(engine::RequestId id, double t_done) {
   next_turn_[agent]++;
   if (!replay_.empty() && next_turn_[agent] < num_turns(agent)) {
     // Open loop per session: the next request at its trace arrival, or now when this one ended later.
-    const double at = replay_[agent][next_turn_[agent]].arrival_s;
+    // Closed loop: its think time after this one's end.
+    const ReplayTurn& next = replay_[agent][next_turn_[agent]];
+    const double at = closed_loop_ ? engine::now() + next.think_s : next.arrival_s;
     if (at > engine::now()) {
       release_at(at, agent);
     } else {

@@ -61,10 +61,11 @@ class Driver : public engine::TurnEvents {
   // Online mode: agent i's first turn is issued at arrivals[i] (seconds, non-decreasing) instead of 0.
   // REQUIRES: before start(); arrivals.size() == number of agents.
   void set_arrivals(std::vector<double> arrivals);
-  // Trace replay: the sessions replace the agents (session s is agent s). Turn k of a session is issued at
-  // max(its arrival_s, the time turn k-1 finished) (open loop per session). REQUIRES: before start();
-  // every session non-empty, turns in arrival order.
-  void set_replay(std::vector<std::vector<ReplayTurn>> sessions);
+  // Trace replay: the sessions replace the agents (session s is agent s). Open loop (online): turn k of a
+  // session is issued at max(its arrival_s, the time turn k-1 finished). Closed loop (offline,
+  // workload/closed_loop.h): first turns at 0, turn k its think_s after turn k-1 finished. REQUIRES: before
+  // start(); every session non-empty, turns in arrival order.
+  void set_replay(std::vector<std::vector<ReplayTurn>> sessions, bool closed_loop);
 
   void start();
   void wake_all();
@@ -104,6 +105,7 @@ class Driver : public engine::TurnEvents {
   std::vector<double> context_;                    // per agent: tokens of context so far (the next hit)
   std::vector<double> arrivals_;                   // per agent: first-turn time (empty: all at 0)
   std::vector<std::vector<ReplayTurn>> replay_;    // trace replay sessions (empty: agents)
+  bool closed_loop_ = false;                       // replay: issued by think_s (offline), not arrival_s
   std::vector<std::pair<double, int>> releases_;   // min-heap of (time, agent) on std::greater
   TtftLog ttft_;
   int agents_arrived_ = 0;

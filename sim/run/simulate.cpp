@@ -15,6 +15,7 @@
 #include "sim/control/slo_judgement.h"
 #include "sim/core/paths.h"
 #include "sim/cost/compute_model.h"
+#include "sim/cost/unloaded.h"
 #include "sim/engine/cluster.h"
 #include "sim/engine/interrupt.h"
 #include "sim/engine/sg_compat.h"
@@ -30,6 +31,7 @@
 #include "sim/transport/transport.h"
 #include "sim/workload/arrivals.h"
 #include "sim/workload/assembly.h"
+#include "sim/workload/closed_loop.h"
 
 namespace sim::run {
 
@@ -188,7 +190,16 @@ StatusOr<Results> simulate(const config::ScenarioConfig& sc, const RunOptions& o
   live.exclude(&cluster.down_nodes());
   cluster.on_node_change([&](const char* why) { live.update(engine::now(), why); });
   if (!wl->replay.empty()) {
-    cluster.driver().set_replay(std::move(wl->replay));
+    // Offline: a closed loop, each turn's think time what its arrival gap leaves after the previous turn
+    // at its unloaded latency (workload/closed_loop.h).
+    const bool closed_loop = sc.workload.mode == "offline";
+    if (closed_loop) {
+      const cost::UnloadedLatency unloaded(sc);
+      workload::set_closed_loop_think(wl->replay, [&unloaded](const workload::ReplayTurn& t) {
+        return unloaded.ttft_s(t.hit, t.miss) + (t.gen - 1) * unloaded.tpot_s(t.hit + t.miss);
+      });
+    }
+    cluster.driver().set_replay(std::move(wl->replay), closed_loop);
   } else if (sc.workload.mode == "online") {
     const int n = static_cast<int>(agents.size());
     cluster.driver().set_arrivals(sc.workload.aps_change_at_s < 0

@@ -3,6 +3,7 @@
 // against totals counted without dpsim's reader; and a bad record through `dpsim run` (exit 2, the line).
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -101,10 +102,91 @@ TEST_CASE("Alibaba sample: online replay -> every request completes with the ses
   check_replay(r);
 }
 
-TEST_CASE("Alibaba sample: offline replay -> the same requests, hits and arrival rule", "[e2e]") {
-  const auto r = e2e::run_ok(kScenario, {"workload.mode=offline", "sim.progress=false"}, 120);
+// The per-turn records (outputs.requests): (session, turn) -> issue and done times.
+struct Issue {
+  double issue = 0, done = 0;
+};
+std::map<std::pair<int, int>, Issue> issues_of(const std::string& csv) {
+  const auto rows = e2e::read_csv(csv);
+  REQUIRE(rows.size() > 1);
+  const auto& head = rows.front();
+  auto col = [&](const char* name) {
+    return static_cast<size_t>(std::find(head.begin(), head.end(), name) - head.begin());
+  };
+  std::map<std::pair<int, int>, Issue> out;
+  for (size_t i = 1; i < rows.size(); ++i)
+    out[{std::stoi(rows[i].at(col("agent"))), std::stoi(rows[i].at(col("turn")))}] = {
+        std::stod(rows[i].at(col("issue_s"))), std::stod(rows[i].at(col("done_s")))};
+  return out;
+}
+
+TEST_CASE("Alibaba sample: offline replay -> the same requests and hits, in a closed loop", "[e2e]") {
+  e2e::Scratch scratch;
+  const std::string csv = (scratch.dir / "turns.csv").string();
+  const auto r = e2e::run_ok(kScenario, {"workload.mode=offline", "outputs.requests=" + csv}, 120);
   CHECK(r.at("scenario").at("workload").at("mode") == "offline");
-  check_replay(r);
+  CHECK(num(r, "turns_completed") == kRequests);
+  CHECK(num(r, "agents") == kSessions);
+  CHECK(num(r, "hit_tokens") == kReplayedHit);
+  CHECK(num(r, "gen_tokens") == kOutput);
+  CHECK(r.at("summary").at("stopped_by") == "all_turns_done");
+  // Every session starts at 0, each later turn after its predecessor's end; the trace's idle time between
+  // sessions is gone, so the run ends well before the trace's 450 s.
+  int first = 0;
+  for (const auto& [key, t] : issues_of(csv)) {
+    if (key.second == 0) {
+      first++;
+      CHECK(t.issue == 0);
+    } else {
+      CHECK(t.issue >= issues_of(csv).at({key.first, key.second - 1}).done);
+    }
+  }
+  CHECK(first == kSessions);
+  CHECK(num(r, "sim_end_s") < 400);
+}
+
+// One session of four requests written in the Alibaba format: arrivals 0, 30, 45 and 100 s, each prompt
+// the previous one plus new blocks (so each follow-up hits its parent's whole prompt), 300 tokens out.
+std::string one_session_trace(const std::filesystem::path& dir) {
+  const std::string path = (dir / "one-session.jsonl").string();
+  std::ofstream out(path);
+  const double at[] = {0, 30, 45, 100};
+  const int blocks[] = {64, 128, 160, 256};
+  for (int i = 0; i < 4; ++i) {
+    nlohmann::json row = {{"chat_id", i},         {"parent_chat_id", i - 1},
+                          {"timestamp", at[i]},   {"input_length", blocks[i] * 16},
+                          {"output_length", 300}, {"type", "text"},
+                          {"turn", i + 1},        {"hash_ids", nlohmann::json::array()}};
+    for (int b = 0; b < blocks[i]; ++b) row["hash_ids"].push_back(b);
+    out << row.dump() << "\n";
+  }
+  return path;
+}
+
+TEST_CASE("Alibaba replay, closed loop: a lone session on an idle cluster -> issued at its trace's arrivals",
+          "[e2e]") {
+  // Offline, each follow-up waits its think time after its parent's end: the arrival gap less the parent's
+  // unloaded latency. Alone on the cluster a turn takes about that latency (tests/e2e/slo_relative_test.cpp
+  // measures 0.97-1.00 of it), so the turns go out at the trace's arrivals. A think time taken as the whole
+  // arrival gap would issue turn 3 later by the three earlier turns' times, about 8 s each (300 tokens at
+  // ~26 ms).
+  e2e::Scratch scratch;
+  const std::string trace = one_session_trace(scratch.dir);
+  const std::string csv = (scratch.dir / "turns.csv").string();
+  const double at[] = {0, 30, 45, 100};
+  for (const char* mode : {"offline", "online"}) {
+    INFO(mode);
+    e2e::run_ok(kScenario,
+                {std::string("workload.mode=") + mode, "workload.trace=" + trace, "outputs.requests=" + csv});
+    const auto turns = issues_of(csv);
+    REQUIRE(turns.size() == 4);
+    for (int k = 1; k < 4; ++k) {
+      INFO("turn " << k);
+      const Issue& t = turns.at({0, k});
+      CHECK(turns.at({0, k - 1}).done < at[k]);  // the parent ended before the next arrival
+      CHECK(t.issue == Approx(at[k]).margin(0.1));
+    }
+  }
 }
 
 TEST_CASE("Alibaba trace: a parent_chat_id of no line -> exit 2 naming the file, the line and the field",
