@@ -36,17 +36,6 @@ double inf_distance(const Vec& a, const Vec& b) {
   return d;
 }
 
-// |r + J s|^2.
-double model_value(const Vec& r, const Mat& jac, const Vec& s) {
-  double f = 0;
-  for (size_t i = 0; i < r.size(); ++i) {
-    double v = r[i];
-    for (size_t j = 0; j < s.size(); ++j) v += jac[i][j] * s[j];
-    f += v * v;
-  }
-  return f;
-}
-
 Vec unit(Vec v) {
   const double norm = std::sqrt(sum_squares(v));
   for (double& x : v) x = norm > 0 ? x / norm : 0;

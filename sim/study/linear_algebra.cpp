@@ -8,17 +8,6 @@ namespace sim::study {
 
 namespace {
 
-// |r + J s|^2.
-double model_value(const Vector& r, const Matrix& jac, const Vector& s) {
-  double f = 0;
-  for (size_t i = 0; i < r.size(); ++i) {
-    double v = r[i];
-    for (size_t j = 0; j < s.size(); ++j) v += jac[i][j] * s[j];
-    f += v * v;
-  }
-  return f;
-}
-
 double determinant(const Matrix& m) {
   if (m.size() == 1) return m[0][0];
   if (m.size() == 2) return m[0][0] * m[1][1] - m[0][1] * m[1][0];
@@ -36,6 +25,16 @@ Vector unit(Vector v) {
 }
 
 }  // namespace
+
+double model_value(const Vector& r, const Matrix& jac, const Vector& s) {
+  double f = 0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    double v = r[i];
+    for (size_t j = 0; j < s.size(); ++j) v += jac[i][j] * s[j];
+    f += v * v;
+  }
+  return f;
+}
 
 std::optional<Matrix> solve(Matrix a, Matrix b) {
   const size_t k = a.size();

@@ -18,6 +18,9 @@ std::optional<Matrix> solve(Matrix a, Matrix b);
 // orthogonal, 0 when they are dependent (or one is zero).
 double poise(const Matrix& directions);
 
+// |r + J s|^2 (J: r.size() rows of s.size()): the linear model's sum of squares at step s.
+double model_value(const Vector& r, const Matrix& jacobian, const Vector& s);
+
 // The minimiser of |r + J s|^2 over lo <= s <= hi (J: m rows of n <= 3; lo <= 0 <= hi), exact: every face of
 // the box is tried. A rank-deficient J gets the smallest step (a tiny ridge term).
 Vector box_least_squares(const Vector& r, const Matrix& jacobian, const Vector& lo, const Vector& hi);

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <vector>
 
-#include "sim/workload/request_trace.h"
 #include "sim/workload/generator.h"
 #include "sim/workload/mooncake.h"
 #include "sim/workload/request_trace.h"

@@ -1,7 +1,7 @@
 // `dpsim trace gen` and `dpsim trace stats` (traces/README.md): a synthetic trajectory set shaped like
 // DualPath Table 2 (workload/generator.h) with its achieved averages next to the paper's, and the averages
-// and percentiles of a trace file: native trajectories, or a request trace (workload/mooncake.h, azure.h, alibaba.h) with
-// its requests, rebuilt sessions, lengths, infinite-cache hit and span.
+// and percentiles of a trace file: native trajectories, or a request trace (workload/mooncake.h, azure.h,
+// alibaba.h) with its requests, rebuilt sessions, lengths, infinite-cache hit and span.
 #pragma once
 
 #include <cstdint>

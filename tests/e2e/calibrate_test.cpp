@@ -16,11 +16,6 @@ namespace {
 
 const std::string kCase = e2e::case_file("io_1p1d.json");
 
-int shell(const std::string& cmd) {
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 std::string calibrate_cmd(const std::string& args, const std::filesystem::path& log) {
   return e2e::timeout_prefix(120) + e2e::shell_quoted(DPSIM_BINARY) + " calibrate " + args + " >" +
          e2e::shell_quoted(log.string()) + " 2>&1";
@@ -67,8 +62,8 @@ TEST_CASE("Calibrate: JCTs dpsim measured at known storage values -> both values
                       << point("small", 4, jct(hw, 4)) << ", " << point("large", 64, jct(hw, 64)) << "]}";
   const auto out = s.dir / "out";
   const int code =
-      shell(calibrate_cmd(e2e::shell_quoted(spec) + " --jobs 2 --out " + e2e::shell_quoted(out.string()),
-                          s.dir / "calibrate.log"));
+      e2e::shell(calibrate_cmd(e2e::shell_quoted(spec) + " --jobs 2 --out " + e2e::shell_quoted(out.string()),
+                               s.dir / "calibrate.log"));
   INFO(e2e::read_text(s.dir / "calibrate.log"));
   REQUIRE(code == 0);
   const nlohmann::json c = e2e::read_json((out / "calibration.json").string());
@@ -86,8 +81,8 @@ TEST_CASE("Calibrate: JCTs dpsim measured at known storage values -> both values
     CHECK(jct(calibrated, block) == Approx(p.at("measured").get<double>()).epsilon(0.01));
   }
   // A rerun reuses every run.
-  REQUIRE(shell(calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(out.string()),
-                              s.dir / "again.log")) == 0);
+  REQUIRE(e2e::shell(calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(out.string()),
+                                   s.dir / "again.log")) == 0);
   const nlohmann::json again = e2e::read_json((out / "calibration.json").string());
   CHECK(again.at("runs_this_invocation") == 0);
   CHECK(again.at("parameters") == c.at("parameters"));
@@ -103,8 +98,8 @@ TEST_CASE("Calibrate: one scenario measured at two different JCTs -> residuals r
       << point("fast", 64, 3.0) << ", " << point("slow", 64, 4.0) << "]}";
   const auto out = s.dir / "out";
   const int code =
-      shell(calibrate_cmd(e2e::shell_quoted(spec) + " --jobs 2 --out " + e2e::shell_quoted(out.string()),
-                          s.dir / "calibrate.log"));
+      e2e::shell(calibrate_cmd(e2e::shell_quoted(spec) + " --jobs 2 --out " + e2e::shell_quoted(out.string()),
+                               s.dir / "calibrate.log"));
   const std::string log = e2e::read_text(s.dir / "calibrate.log");
   INFO(log);
   CHECK(code == 1);
@@ -131,17 +126,18 @@ TEST_CASE("Calibrate: --emit-jobs rounds run by hand -> the same fit as a calibr
       << "\"points\": [" << point("large", 64, jct(hw, 64)) << "]}";
   const auto direct = s.dir / "direct", rounds = s.dir / "rounds";
   const auto jobs = s.dir / "jobs.sh";
-  REQUIRE(shell(calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(direct.string()),
-                              s.dir / "direct.log")) == 0);
+  REQUIRE(e2e::shell(calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(direct.string()),
+                                   s.dir / "direct.log")) == 0);
   int batches = 0;
   while (batches < 40) {
     std::filesystem::remove(jobs);
-    REQUIRE(shell(calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(rounds.string()) +
-                                    " --emit-jobs " + e2e::shell_quoted(jobs.string()),
-                                s.dir / "emit.log")) == 0);
+    REQUIRE(
+        e2e::shell(calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(rounds.string()) +
+                                     " --emit-jobs " + e2e::shell_quoted(jobs.string()),
+                                 s.dir / "emit.log")) == 0);
     if (!std::filesystem::exists(jobs)) break;  // done: calibration.json written instead
     batches++;
-    REQUIRE(shell("sh " + e2e::shell_quoted(jobs.string()) + " >/dev/null 2>&1") == 0);
+    REQUIRE(e2e::shell("sh " + e2e::shell_quoted(jobs.string()) + " >/dev/null 2>&1") == 0);
   }
   INFO(e2e::read_text(s.dir / "emit.log"));
   CHECK(batches >= 2);
@@ -160,7 +156,7 @@ TEST_CASE("Calibrate: a bad spec -> exit 2, one line naming the spec and the fie
       "upper": 1e10}, {"key": "dram.bw_Bps", "lower": 1e11, "upper": 1e13}], "points": [)"
                       << point("a", 64, 3) << "]}";
   const auto out = s.dir / "out";
-  const int code = shell(
+  const int code = e2e::shell(
       calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(out.string()), s.dir / "log"));
   const std::string log = e2e::read_text(s.dir / "log");
   CHECK(code == 2);

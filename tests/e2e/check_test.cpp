@@ -10,11 +10,6 @@
 
 namespace {
 
-int shell(const std::string& cmd) {
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 // tests/e2e/cases/io_1p1d.json (one agent, JCT about 1.1 s) with `expect` added, written to `path`.
 void write_scenario(const std::string& path, const nlohmann::json& expect) {
   nlohmann::json sc = e2e::read_json(e2e::case_file("io_1p1d.json"));
@@ -32,8 +27,8 @@ struct Out {
 
 Out check(const std::string& scenario, const std::filesystem::path& scratch) {
   const auto out = scratch / "check.txt";
-  const int code = shell(e2e::timeout_prefix(60) + e2e::shell_quoted(DPSIM_BINARY) + " check " +
-                         e2e::shell_quoted(scenario) + " >" + e2e::shell_quoted(out.string()) + " 2>&1");
+  const int code = e2e::shell(e2e::timeout_prefix(60) + e2e::shell_quoted(DPSIM_BINARY) + " check " +
+                              e2e::shell_quoted(scenario) + " >" + e2e::shell_quoted(out.string()) + " 2>&1");
   return {code, e2e::read_text(out)};
 }
 
@@ -94,9 +89,9 @@ TEST_CASE("Compare: B worse beyond the tolerance -> exit 1, within it -> exit 0"
   std::ofstream(b) << result(110).dump();
   const std::string cmd = e2e::shell_quoted(DPSIM_BINARY) + " compare " + e2e::shell_quoted(a.string()) +
                           " " + e2e::shell_quoted(b.string());
-  CHECK(shell(cmd + " --tolerance 5 >/dev/null") == 1);
-  CHECK(shell(cmd + " --tolerance 15 >/dev/null") == 0);
+  CHECK(e2e::shell(cmd + " --tolerance 5 >/dev/null") == 1);
+  CHECK(e2e::shell(cmd + " --tolerance 15 >/dev/null") == 0);
   // B better than A: never "worse".
-  CHECK(shell(e2e::shell_quoted(DPSIM_BINARY) + " compare " + e2e::shell_quoted(b.string()) + " " +
-              e2e::shell_quoted(a.string()) + " --tolerance 0 >/dev/null") == 0);
+  CHECK(e2e::shell(e2e::shell_quoted(DPSIM_BINARY) + " compare " + e2e::shell_quoted(b.string()) + " " +
+                   e2e::shell_quoted(a.string()) + " --tolerance 0 >/dev/null") == 0);
 }

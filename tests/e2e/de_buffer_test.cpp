@@ -13,11 +13,6 @@
 
 namespace {
 
-int shell(const std::string& cmd) {
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 double summary(const nlohmann::json& r, const char* key) {
   return r.at("summary").at(key).get<double>();
 }
@@ -115,8 +110,8 @@ TEST_CASE(
   const std::string exe = e2e::shell_quoted(DPSIM_BINARY);
   const std::string out = (s.dir / "out.txt").string(), err = (s.dir / "err.txt").string();
   auto run = [&](const std::string& args) {
-    return shell(e2e::timeout_prefix(30) + exe + " bottleneck " + args + " >" + e2e::shell_quoted(out) +
-                 " 2>" + e2e::shell_quoted(err));
+    return e2e::shell(e2e::timeout_prefix(30) + exe + " bottleneck " + args + " >" + e2e::shell_quoted(out) +
+                      " 2>" + e2e::shell_quoted(err));
   };
   REQUIRE(run("hopper-8x400g --de-buffer hbm") == 0);
   const std::string table = e2e::read_text(out);
@@ -153,7 +148,7 @@ TEST_CASE(
       " --jobs 6 --out " + e2e::shell_quoted(dir.string()) + " >" +
       e2e::shell_quoted(dir.string() + ".stdout") + " 2>&1";
   INFO(e2e::read_text(dir.string() + ".stdout"));
-  REQUIRE(shell(cmd) == 0);
+  REQUIRE(e2e::shell(cmd) == 0);
   const nlohmann::json sum = e2e::read_json((dir / "summary.json").string());
   INFO(sum.dump(1));
   CHECK(sum.at("analytic_range").at("pd_min").get<double>() == Approx(1.0 / 7));

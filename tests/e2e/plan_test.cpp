@@ -18,11 +18,6 @@ namespace {
 const std::string kCase = e2e::case_file("cold_start_4p1d.json");
 const std::string kLoad = " --set workload.aps=4 --set workload.agents=120";
 
-int shell(const std::string& cmd) {
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 std::string dpsim(const std::string& args, const std::filesystem::path& log) {
   return e2e::timeout_prefix(300) + e2e::shell_quoted(DPSIM_BINARY) + " " + args + " >" +
          e2e::shell_quoted(log.string()) + " 2>&1";
@@ -38,13 +33,13 @@ TEST_CASE("Plan: online case -> the smallest cluster that a brute-force sweep of
           "[e2e][plan]") {
   e2e::Scratch s;
   const auto plan_dir = s.dir / "plan", sweep_dir = s.dir / "sweep";
-  REQUIRE(shell(dpsim("plan " + e2e::shell_quoted(kCase) + kLoad + " --max-nodes 6 --jobs 2 --out " +
-                          e2e::shell_quoted(plan_dir.string()),
-                      s.dir / "plan.log")) == 0);
+  REQUIRE(e2e::shell(dpsim("plan " + e2e::shell_quoted(kCase) + kLoad + " --max-nodes 6 --jobs 2 --out " +
+                               e2e::shell_quoted(plan_dir.string()),
+                           s.dir / "plan.log")) == 0);
   INFO(e2e::read_text(s.dir / "plan.log"));
-  REQUIRE(shell(dpsim("sweep " + e2e::shell_quoted(kCase) + kLoad + " --pd " + kGrid + " --jobs 2 --out " +
-                          e2e::shell_quoted(sweep_dir.string()),
-                      s.dir / "sweep.log")) == 0);
+  REQUIRE(e2e::shell(dpsim("sweep " + e2e::shell_quoted(kCase) + kLoad + " --pd " + kGrid +
+                               " --jobs 2 --out " + e2e::shell_quoted(sweep_dir.string()),
+                           s.dir / "sweep.log")) == 0);
   const nlohmann::json plan = e2e::read_json((plan_dir / "plan.json").string());
   CHECK(plan.at("kind") == "plan");
   CHECK(plan.at("goal") == "slo");
@@ -93,9 +88,9 @@ TEST_CASE("Plan: online case -> the smallest cluster that a brute-force sweep of
   CHECK(front_min == best_gpus);
 
   // Rerun: every point is reused, nothing runs, the same answer.
-  REQUIRE(shell(dpsim("plan " + e2e::shell_quoted(kCase) + kLoad + " --max-nodes 6 --out " +
-                          e2e::shell_quoted(plan_dir.string()),
-                      s.dir / "plan2.log")) == 0);
+  REQUIRE(e2e::shell(dpsim("plan " + e2e::shell_quoted(kCase) + kLoad + " --max-nodes 6 --out " +
+                               e2e::shell_quoted(plan_dir.string()),
+                           s.dir / "plan2.log")) == 0);
   const nlohmann::json again = e2e::read_json((plan_dir / "plan.json").string());
   CHECK(again.at("runs_this_invocation") == 0);
   CHECK(again.at("recommended").at("name") == rec.at("name"));
@@ -111,19 +106,19 @@ TEST_CASE("Plan: --emit-jobs rounds run by hand -> the same answer as a plan tha
   int rounds = 0;
   while (rounds < 20) {
     std::filesystem::remove(jobs);
-    REQUIRE(shell(dpsim(args, s.dir / "emit.log")) <= 1);
+    REQUIRE(e2e::shell(dpsim(args, s.dir / "emit.log")) <= 1);
     if (!std::filesystem::exists(jobs)) break;  // done: plan.json written instead
     rounds++;
-    REQUIRE(shell("sh " + e2e::shell_quoted(jobs.string()) + " >/dev/null 2>&1") == 0);
+    REQUIRE(e2e::shell("sh " + e2e::shell_quoted(jobs.string()) + " >/dev/null 2>&1") == 0);
   }
   INFO(e2e::read_text(s.dir / "emit.log"));
   CHECK(rounds >= 2);
   const nlohmann::json plan = e2e::read_json((dir / "plan.json").string());
   REQUIRE(plan.at("recommended").is_object());
   const auto direct = s.dir / "direct";
-  REQUIRE(shell(dpsim("plan " + e2e::shell_quoted(kCase) + kLoad + " --max-nodes 6 --out " +
-                          e2e::shell_quoted(direct.string()),
-                      s.dir / "direct.log")) == 0);
+  REQUIRE(e2e::shell(dpsim("plan " + e2e::shell_quoted(kCase) + kLoad + " --max-nodes 6 --out " +
+                               e2e::shell_quoted(direct.string()),
+                           s.dir / "direct.log")) == 0);
   const nlohmann::json ran = e2e::read_json((direct / "plan.json").string());
   CHECK(plan.at("recommended").at("name") == ran.at("recommended").at("name"));
   CHECK(plan.at("runs") == ran.at("runs"));
@@ -144,9 +139,9 @@ TEST_CASE("Plan: bad arguments -> exit 2 and a message naming them", "[e2e][plan
   };
   for (const auto& b : bad) {
     const auto log = s.dir / "bad.log";
-    const int code = shell(dpsim("plan " + e2e::shell_quoted(kCase) + " " + b.args + " --out " +
-                                     e2e::shell_quoted((s.dir / "p").string()),
-                                 log));
+    const int code = e2e::shell(dpsim("plan " + e2e::shell_quoted(kCase) + " " + b.args + " --out " +
+                                          e2e::shell_quoted((s.dir / "p").string()),
+                                      log));
     INFO(b.args << ": " << e2e::read_text(log));
     CHECK(code == 2);
     CHECK(e2e::read_text(log).find(b.message) != std::string::npos);
@@ -158,7 +153,7 @@ TEST_CASE("Plan: no cluster meets the goal -> exit 1, and latency-bound only whe
   e2e::Scratch s;
   auto plan = [&](const std::string& args, const std::string& name) {
     const auto dir = s.dir / name;
-    const int code = shell(
+    const int code = e2e::shell(
         dpsim("plan " + e2e::shell_quoted(kCase) + " " + args + " --out " + e2e::shell_quoted(dir.string()),
               s.dir / (name + ".log")));
     INFO(e2e::read_text(s.dir / (name + ".log")));
@@ -194,9 +189,9 @@ TEST_CASE("Plan: an absolute SLO that no size can meet -> said before any run", 
   const std::string online = " --set workload.mode=online --set slo.warmup_s=0";
   const auto dir = s.dir / "plan";
   const int code =
-      shell(dpsim("plan " + e2e::shell_quoted(replay) + online +
-                      " --set slo.ttft_s=0.01 --max-nodes 64 --out " + e2e::shell_quoted(dir.string()),
-                  s.dir / "plan.log"));
+      e2e::shell(dpsim("plan " + e2e::shell_quoted(replay) + online +
+                           " --set slo.ttft_s=0.01 --max-nodes 64 --out " + e2e::shell_quoted(dir.string()),
+                       s.dir / "plan.log"));
   const std::string log = e2e::read_text(s.dir / "plan.log");
   INFO(log);
   CHECK(code == 1);
@@ -218,9 +213,9 @@ TEST_CASE("Plan: an absolute SLO that no size can meet -> said before any run", 
   CHECK(r.result.at("summary").at("ttft_s").at("mean").get<double>() > f.at("unloaded_ttft_s").get<double>());
 
   const auto dir2 = s.dir / "plan2";
-  shell(dpsim("plan " + e2e::shell_quoted(replay) + online + " --set slo.ttft_s=100 --max-nodes 2 --out " +
-                  e2e::shell_quoted(dir2.string()),
-              s.dir / "plan2.log"));
+  e2e::shell(dpsim("plan " + e2e::shell_quoted(replay) + online +
+                       " --set slo.ttft_s=100 --max-nodes 2 --out " + e2e::shell_quoted(dir2.string()),
+                   s.dir / "plan2.log"));
   const nlohmann::json plan2 = e2e::read_json((dir2 / "plan.json").string());
   CHECK(plan2.at("runs").get<int>() > 0);
   CHECK_FALSE(plan2.contains("slo_floor"));

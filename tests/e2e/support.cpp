@@ -20,6 +20,11 @@ std::string shell_quoted(const std::string& s) {
   return q + "'";
 }
 
+int shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;

@@ -17,6 +17,9 @@ std::string timeout_prefix(double seconds);
 
 // Single-quotes `s` for /bin/sh.
 std::string shell_quoted(const std::string& s);
+
+// Runs a shell command; its exit code (128 when it did not exit normally).
+int shell(const std::string& command);
 // The whole content of a file ("" when unreadable).
 std::string read_text(const std::filesystem::path& p);
 

@@ -16,11 +16,6 @@ namespace {
 
 const std::string kSweep = e2e::repo_file("scenarios/sweeps/bottleneck-free.json");
 
-int shell(const std::string& cmd) {
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 std::string sweep_cmd(const std::string& args, const std::filesystem::path& dir) {
   return e2e::timeout_prefix(600) + e2e::shell_quoted(DPSIM_BINARY) + " sweep " + args + " --out " +
          e2e::shell_quoted(dir.string()) + " >" + e2e::shell_quoted((dir.string() + ".stdout")) + " 2>&1";
@@ -46,7 +41,7 @@ TEST_CASE("Sweep: paper hardware, even split -> measured range = analytic 1/7..7
   const std::string args =
       e2e::shell_quoted(kSweep) + " --pd 1:8,1:7,1:6,3:1,7:2,4:1 --set workload.agents=64 --jobs 6";
   INFO(e2e::read_text(dir.string() + ".stdout"));
-  REQUIRE(shell(sweep_cmd(args, dir)) == 0);
+  REQUIRE(e2e::shell(sweep_cmd(args, dir)) == 0);
   const nlohmann::json sum = e2e::read_json((dir / "summary.json").string());
   INFO(sum.dump(1));
   CHECK(sum.at("kind") == "sweep");
@@ -82,12 +77,12 @@ TEST_CASE("Sweep: rerun of a finished sweep -> no point is rerun and the summary
   const std::string args =
       e2e::shell_quoted(kSweep) +
       " --p 1..2 --d 2 --set workload.agents=16 --set-list policy.read_path=split,pe --jobs 4";
-  REQUIRE(shell(sweep_cmd(args, dir)) == 0);
+  REQUIRE(e2e::shell(sweep_cmd(args, dir)) == 0);
   const nlohmann::json first = e2e::read_json((dir / "summary.json").string());
   CHECK(first.at("points").size() == 4);
   CHECK(first.at("measured_ranges").size() == 2);
   CHECK(first.at("points")[1].at("name") == "p1-d2-pe");
-  REQUIRE(shell(sweep_cmd(args, dir)) == 0);
+  REQUIRE(e2e::shell(sweep_cmd(args, dir)) == 0);
   const std::string log = e2e::read_text(dir.string() + ".stdout");
   INFO(log);
   CHECK(log.find("4 points, 0 to run (4 already done)") != std::string::npos);
@@ -99,7 +94,7 @@ TEST_CASE("Sweep: rerun of a finished sweep -> no point is rerun and the summary
   partial["complete"] = false;
   partial["summary"]["stopped_by"] = "SIGINT";
   { std::ofstream(interrupted) << partial.dump(1); }
-  REQUIRE(shell(sweep_cmd(args, dir)) == 0);
+  REQUIRE(e2e::shell(sweep_cmd(args, dir)) == 0);
   const std::string log2 = e2e::read_text(dir.string() + ".stdout");
   INFO(log2);
   CHECK(log2.find("4 points, 1 to run (3 already done)") != std::string::npos);
@@ -114,19 +109,19 @@ TEST_CASE("Sweep: --emit-jobs then the commands then --merge -> the same summary
   const auto jobs = s.dir / "jobs.txt";
   const std::string args = e2e::shell_quoted(kSweep) + " --pd 1:1,2:1 --set workload.agents=16 --emit-jobs " +
                            e2e::shell_quoted(jobs.string());
-  REQUIRE(shell(sweep_cmd(args, dir)) == 0);
+  REQUIRE(e2e::shell(sweep_cmd(args, dir)) == 0);
   std::istringstream lines(e2e::read_text(jobs));
   int n = 0;
-  for (std::string line; std::getline(lines, line); ++n) REQUIRE(shell(line + " >/dev/null 2>&1") == 0);
+  for (std::string line; std::getline(lines, line); ++n) REQUIRE(e2e::shell(line + " >/dev/null 2>&1") == 0);
   CHECK(n == 2);
-  REQUIRE(shell("timeout 60 " + e2e::shell_quoted(DPSIM_BINARY) + " sweep --merge " +
-                e2e::shell_quoted(dir.string()) + " >/dev/null") == 0);
+  REQUIRE(e2e::shell("timeout 60 " + e2e::shell_quoted(DPSIM_BINARY) + " sweep --merge " +
+                     e2e::shell_quoted(dir.string()) + " >/dev/null") == 0);
   const nlohmann::json sum = e2e::read_json((dir / "summary.json").string());
   REQUIRE(sum.at("points").size() == 2);
   for (const auto& p : sum.at("points")) CHECK(p.at("jct_s").get<double>() > 0);
   // A missing point: merge still writes the summary (null result) and exits 1.
   std::filesystem::remove(dir / "points" / "p2-d1.json");
-  CHECK(shell(e2e::shell_quoted(DPSIM_BINARY) + " sweep --merge " + e2e::shell_quoted(dir.string()) +
-              " >/dev/null 2>&1") == 1);
+  CHECK(e2e::shell(e2e::shell_quoted(DPSIM_BINARY) + " sweep --merge " + e2e::shell_quoted(dir.string()) +
+                   " >/dev/null 2>&1") == 1);
   CHECK(e2e::read_json((dir / "summary.json").string()).at("points")[1].at("jct_s").is_null());
 }
