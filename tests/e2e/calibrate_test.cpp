@@ -88,6 +88,47 @@ TEST_CASE("Calibrate: JCTs dpsim measured at known storage values -> both values
   CHECK(again.at("parameters") == c.at("parameters"));
 }
 
+TEST_CASE(
+    "Calibrate: a decode node's storage, measured in a cluster with a file per role -> recovered, the "
+    "prefill nodes keep their file",
+    "[e2e][calibrate]") {
+  // scenarios/sweeps/bottleneck-free-per-role.json: prefill nodes of hopper-8x400g-line-rate.json, decode
+  // nodes of hopper-4x400g-line-rate.json (4 GPUs), split read path, so the JCT depends on the decode nodes'
+  // storage. The JCT is measured with the decode file's storage.efficiency at 0.6 (a copy), and the spec fits
+  // that key of the decode file: only hardware_decode may get the candidates' copies. Giving them to both
+  // roles (as a plain `hardware`) would turn the prefill nodes into 4-GPU nodes and fit another value.
+  e2e::Scratch s;
+  const std::string scenario = e2e::repo_file("scenarios/sweeps/bottleneck-free-per-role.json");
+  const std::string decode_file = e2e::repo_file("scenarios/sweeps/hopper-4x400g-line-rate.json");
+  nlohmann::json hw = e2e::read_json(decode_file);
+  hw["storage"]["efficiency"] = 0.6;
+  const std::string measured_hw = (s.dir / "decode-measured.json").string();
+  std::ofstream(measured_hw) << hw.dump(1);
+  const double jct = e2e::run_ok(scenario, {"workload.agents=16", "hardware_decode=" + measured_hw})
+                         .at("summary")
+                         .at("jct_s")
+                         .get<double>();
+  const std::string spec = (s.dir / "spec.json").string();
+  std::ofstream(spec) << R"({"name": "per-role", "hardware": ")" << decode_file
+                      << R"(", "parameters": [{"key": "storage.efficiency", "lower": 0.3, "upper": 1.0}],
+      "points": [{"name": "mixed", "scenario": ")"
+                      << scenario << R"(", "sets": ["workload.agents=16"], "quantity": "summary.jct_s",
+      "measured": )" << jct
+                      << R"(, "tolerance": 0.01}]})";
+  const auto out = s.dir / "out";
+  const int code = e2e::shell(calibrate_cmd(
+      e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(out.string()), s.dir / "calibrate.log"));
+  INFO(e2e::read_text(s.dir / "calibrate.log"));
+  REQUIRE(code == 0);
+  const nlohmann::json c = e2e::read_json((out / "calibration.json").string());
+  CHECK(c.at("parameters").at(0).at("value").get<double>() == Approx(0.6).epsilon(0.02));
+  // The best run's scenario: the prefill nodes on the scenario's own file, the decode nodes on a copy.
+  const std::string best = (out / c.at("points").at(0).at("result").get<std::string>()).string();
+  const nlohmann::json run = e2e::read_json(best).at("scenario");
+  CHECK(run.at("hardware") == "hopper-8x400g-line-rate.json");
+  CHECK(run.at("hardware_decode").get<std::string>().find((out / "hardware").string()) == 0);
+}
+
 TEST_CASE("Calibrate: one scenario measured at two different JCTs -> residuals reported, exit 1",
           "[e2e][calibrate]") {
   e2e::Scratch s;
