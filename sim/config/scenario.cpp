@@ -568,11 +568,6 @@ Status load_role_hardware(const std::string& path, const References& refs, Scena
     if (!f) return f.status();
     (ref == &refs.hardware_prefill ? sc.prefill_hardware_file : sc.decode_hardware_file) = *f;
   }
-  auto same_file = [](const std::string& a, const std::string& b) {
-    std::error_code ea, eb;
-    const fs::path ca = fs::weakly_canonical(a, ea), cb = fs::weakly_canonical(b, eb);
-    return a == b || (!ea && !eb && ca == cb);
-  };
   sc.mixed_hardware = !same_file(sc.prefill_hardware_file, sc.decode_hardware_file);
   auto load_one = [&](const std::string& file, const char* field, HardwareSpec& out) -> Status {
     StatusOr<HardwareSpec> hw = load_hardware(file);

@@ -16,6 +16,16 @@ const char* project_root() {
   return DPSIM_SOURCE_DIR;
 }
 
+std::string absolute_path(const std::string& path) {
+  return fs::absolute(path).lexically_normal().string();
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  const fs::path ca = fs::weakly_canonical(a, ea), cb = fs::weakly_canonical(b, eb);
+  return a == b || (!ea && !eb && ca == cb);
+}
+
 std::string resolve_path(const std::string& name, const std::string& base_dir) {
   std::error_code ec;
   if (name.empty() || fs::path(name).is_absolute() || fs::exists(name, ec)) return name;

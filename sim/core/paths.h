@@ -12,6 +12,12 @@ const char* project_root();
 // else relative to the project root. Returns `name` unchanged when no candidate exists.
 std::string resolve_path(const std::string& name, const std::string& base_dir);
 
+// `path` made absolute (against the working directory) and lexically normal.
+std::string absolute_path(const std::string& path);
+
+// Whether two paths name one file: equal as given, or equal once canonical (symbolic links, "..").
+bool same_file(const std::string& a, const std::string& b);
+
 // Writes `text` to `path` atomically: a temp file in the same directory, then rename. Creates parent
 // directories. Returns an error message, or "" on success.
 std::string write_file_atomically(const std::string& path, const std::string& text);

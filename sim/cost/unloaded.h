@@ -51,6 +51,11 @@ class UnloadedLatency {
   double ttft_s(double hit, double miss) const { return ttft(hit, miss).total_s(); }
   // REQUIRES: context >= 1.
   double tpot_s(double context) const;
+  // A whole turn alone on the cluster, issue to last token: its TTFT, then gen - 1 steps at the TPOT of its
+  // prompt (as the relative SLO judges them). REQUIRES: hit >= 0, miss >= 1, gen >= 1.
+  double turn_s(double hit, double miss, double gen) const {
+    return ttft_s(hit, miss) + (gen - 1) * tpot_s(hit + miss);
+  }
 
  private:
   const config::ScenarioConfig& sc_;

@@ -196,7 +196,7 @@ StatusOr<Results> simulate(const config::ScenarioConfig& sc, const RunOptions& o
     if (closed_loop) {
       const cost::UnloadedLatency unloaded(sc);
       workload::set_closed_loop_think(wl->replay, [&unloaded](const workload::ReplayTurn& t) {
-        return unloaded.ttft_s(t.hit, t.miss) + (t.gen - 1) * unloaded.tpot_s(t.hit + t.miss);
+        return unloaded.turn_s(t.hit, t.miss, t.gen);
       });
     }
     cluster.driver().set_replay(std::move(wl->replay), closed_loop);

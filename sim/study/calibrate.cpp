@@ -21,10 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using Vec = std::vector<double>;
 
-std::string absolute(const std::string& p) {
-  return fs::absolute(p).lexically_normal().string();
-}
-
 // What the runs depend on; a DIR made for another hardware file or other keys is refused, and so is a
 // point of the same name with another scenario or other sets.
 nlohmann::json manifest_of(const CalibrationSpec& spec) {
@@ -61,7 +57,7 @@ StatusOr<nlohmann::json> merged_manifest(const nlohmann::json& now, const std::s
 class Study {
  public:
   Study(const CalibrationSpec& spec, const CalibrateOptions& o, const RunBatch& run)
-      : spec_(spec), o_(o), run_(run), dir_(absolute(o.out_dir)) {}
+      : spec_(spec), o_(o), run_(run), dir_(absolute_path(o.out_dir)) {}
 
   StatusOr<Calibration> go() {
     const auto t0 = std::chrono::steady_clock::now();

@@ -16,10 +16,6 @@ namespace fs = std::filesystem;
 
 constexpr double kPoorlyDetermined = 1e3;  // condition number of the sensitivities per share of each range
 
-std::string absolute(const std::string& p) {
-  return fs::absolute(p).lexically_normal().string();
-}
-
 std::string percent(double share) {
   return fmt::format("{:+.2f}%", 100 * share);
 }
@@ -61,7 +57,7 @@ std::string source_of(const CalibrationSpec& spec, const CalibrateOptions& o, co
   return fmt::format(
       "CALIBRATED by dpsim calibrate: {} fitted{} in [{:g}, {:g}] on the points of {} ({}): {}. {}{}. "
       "Command: {}{}",
-      c.values[k], others, p.lower, p.upper, spec.name, absolute(spec.file), fitted_on,
+      c.values[k], others, p.lower, p.upper, spec.name, absolute_path(spec.file), fitted_on,
       c.outcome == CalibrationOutcome::kFitted ? "Every point within its tolerance"
                                                : "NOT FITTED: a point is outside its tolerance",
       k < c.spread.size()
@@ -74,7 +70,7 @@ std::string source_of(const CalibrationSpec& spec, const CalibrateOptions& o, co
 
 Status write_calibration(const CalibrationSpec& spec, const CalibrateOptions& o, const Calibration& c) {
   nlohmann::json j = {{"kind", "calibration"},
-                      {"spec", absolute(spec.file)},
+                      {"spec", absolute_path(spec.file)},
                       {"name", spec.name},
                       {"command", o.command},
                       {"hardware_file", spec.hardware_file},

@@ -19,10 +19,6 @@ using config::JsonReader;
 
 namespace {
 
-std::string absolute(const std::string& p) {
-  return fs::absolute(p).lexically_normal().string();
-}
-
 // A file the spec names: as given, else relative to the spec's folder, else to the project. A bare name
 // (no '/', no ".json") of a kind is models/<kind>/<name>.json.
 StatusOr<std::string> resolve_file(const std::string& spec, const std::string& field,
@@ -34,7 +30,7 @@ StatusOr<std::string> resolve_file(const std::string& spec, const std::string& f
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     return Status::error(fmt::format("{}: {}: cannot open {}: no such file", spec, field, wanted));
-  return absolute(path);
+  return absolute_path(path);
 }
 
 // doc at the dot-separated key = value, creating missing objects; false when the path crosses a value
@@ -145,21 +141,17 @@ std::vector<T> read_array(JsonReader& r, const char* key, const std::string& exp
   return out;
 }
 
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ea, eb;
-  const fs::path ca = fs::weakly_canonical(a, ea), cb = fs::weakly_canonical(b, eb);
-  return a == b || (!ea && !eb && ca == cb);
-}
-
 // The roles of a loaded scenario that its runs give the candidate's copy of `target`: those on `target`;
 // when none is and both roles share a file, both (the spec's "hardware" then replaces the scenario's).
 // "hardware" stands for both when the scenario's `hardware` is the file of both roles. Empty: the roles are
 // on two other files.
 std::vector<std::string> hardware_fields_for(const config::ScenarioConfig& sc, const std::string& target) {
-  const std::string pre = absolute(sc.prefill_hardware_file), dec = absolute(sc.decode_hardware_file);
+  const std::string pre = absolute_path(sc.prefill_hardware_file),
+                    dec = absolute_path(sc.decode_hardware_file);
   bool on_pre = same_file(pre, target), on_dec = same_file(dec, target);
   if (!on_pre && !on_dec && !sc.mixed_hardware) on_pre = on_dec = true;
-  const bool plain = same_file(absolute(sc.hardware_file), pre) && same_file(absolute(sc.hardware_file), dec);
+  const bool plain =
+      same_file(absolute_path(sc.hardware_file), pre) && same_file(absolute_path(sc.hardware_file), dec);
   if (on_pre && on_dec && plain) return {"hardware"};
   std::vector<std::string> fields;
   if (on_pre) fields.push_back("hardware_prefill");
@@ -183,7 +175,8 @@ Status check_points(CalibrationSpec& spec) {
     };
     StatusOr<config::ScenarioConfig> sc = config::load_scenario(p.scenario, p.sets);
     if (!sc) return error(sc.status().message());
-    const std::string pre = absolute(sc->prefill_hardware_file), dec = absolute(sc->decode_hardware_file);
+    const std::string pre = absolute_path(sc->prefill_hardware_file),
+                      dec = absolute_path(sc->decode_hardware_file);
     if (spec.hardware_file.empty() ||
         (!first_point.empty() && (sc->mixed_hardware || !same_file(pre, spec.hardware_file)))) {
       if (sc->mixed_hardware)

@@ -51,7 +51,7 @@ struct Plan {
     return s;
   }
   std::string result_path(const std::string& name) const {
-    return fs::absolute(dir + "/points/" + name + ".json").lexically_normal().string();
+    return absolute_path(dir + "/points/" + name + ".json");
   }
   ChildJob job(const PlanPoint& p) const {
     ChildJob j{p.name,
@@ -301,7 +301,7 @@ StatusOr<Plan> make_plan(const PlanSpec& a) {
   Plan plan;
   plan.a = a;
   if (a.scenario.empty()) return fail("expected a SCENARIO");
-  plan.scenario = fs::absolute(resolve_path(a.scenario, "")).lexically_normal().string();
+  plan.scenario = absolute_path(resolve_path(a.scenario, ""));
   plan.sets = a.sets;
   if (a.slo_ttft > 0) plan.sets.push_back(fmt::format("slo.ttft_s={:.17g}", a.slo_ttft));
   if (a.slo_tpot > 0) plan.sets.push_back(fmt::format("slo.tpot_s={:.17g}", a.slo_tpot));

@@ -36,7 +36,7 @@ std::string hardware_variant(const config::ScenarioConfig& sc, const std::string
   change(*j);
   const std::string stem = fs::path(sc.hardware_file).stem().string() + "." + tag;
   (*j)["name"] = stem;
-  const std::string path = fs::absolute(dir + "/hardware/" + stem + ".json").lexically_normal().string();
+  const std::string path = absolute_path(dir + "/hardware/" + stem + ".json");
   *err = write_file_atomically(path, j->dump(1) + "\n");
   return err->empty() ? path : "";
 }
@@ -164,7 +164,7 @@ std::string report_text(const nlohmann::json& rep, const std::vector<PropsCheck>
 }  // namespace
 
 StatusOr<Outcome> run_props(const PropsStudySpec& a, const Console& console) {
-  const std::string grid = fs::absolute(resolve_path(a.grid, "")).lexically_normal().string();
+  const std::string grid = absolute_path(resolve_path(a.grid, ""));
   auto j = config::read_json_file(grid);
   if (!j) return fail(j.status().message());
   auto spec = parse_props_spec(*j, grid);
@@ -190,7 +190,7 @@ StatusOr<Outcome> run_props(const PropsStudySpec& a, const Console& console) {
       skipped.push_back(runs[i].name + ": " + p->skip);
       continue;
     }
-    const std::string stem = fs::absolute(dir + "/runs/" + runs[i].name).lexically_normal().string();
+    const std::string stem = absolute_path(dir + "/runs/" + runs[i].name);
     outcomes[i].path = stem + ".json";
     ChildJob job{runs[i].name, {}, stem + ".log", stem + ".json", stem + ".run"};
     job.args = {exe,

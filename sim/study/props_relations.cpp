@@ -374,7 +374,7 @@ StatusOr<PropsSpec> parse_props_spec(const nlohmann::json& j, const std::string&
     PropsScenario ps;
     const std::string f = sr.string("file", std::nullopt);
     if (!sr.ok()) return sr.finish();
-    ps.file = fs::absolute(resolve_path(f, dir)).lexically_normal().string();
+    ps.file = absolute_path(resolve_path(f, dir));
     if (!fs::is_regular_file(ps.file))
       return Status::error(fmt::format("{}: {}.file: cannot open {}: no such file", file, path, f));
     ps.label = fs::path(ps.file).stem().string();

@@ -128,7 +128,7 @@ StatusOr<Outcome> run_sweep(const SweepSpec& a, const Console& console) {
     if (!l) return fail(l.status().message());
     lists.push_back(*l);
   }
-  const std::string scenario = fs::absolute(resolve_path(a.scenario, "")).lexically_normal().string();
+  const std::string scenario = absolute_path(resolve_path(a.scenario, ""));
   auto sc = config::load_scenario(scenario, a.sets);  // fail early on a bad scenario or --set
   if (!sc) return fail(sc.status().message());
   const auto points = expand_grid(*grid, lists);
@@ -159,7 +159,7 @@ StatusOr<Outcome> run_sweep(const SweepSpec& a, const Console& console) {
   std::vector<ChildJob> all, todo;
   for (const auto& p : points) {
     ChildJob job{p.name, {}, dir + "/points/" + p.name + ".log", "", ""};
-    job.result = fs::absolute(dir + "/points/" + p.name + ".json").lexically_normal().string();
+    job.result = absolute_path(dir + "/points/" + p.name + ".json");
     job.args = {exe, "run", scenario, "--quiet", "--out", job.result, "--set", "sim.progress=false"};
     for (const auto& s : a.sets) job.args.insert(job.args.end(), {"--set", s});
     for (const auto& s : point_sets(p)) job.args.insert(job.args.end(), {"--set", s});
