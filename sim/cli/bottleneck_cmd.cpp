@@ -1,6 +1,7 @@
-// `dpsim bottleneck HARDWARE [--decode-hw DECODE_HW] [--de-buffer dram|hbm] [--json] [--p P --d D]`: the
-// analytic bottleneck-free P/D range of DualPath §4.2 for one hardware file, or one per role
-// (sim/study/bottleneck_report.h).
+// `dpsim bottleneck HARDWARE [--decode-hw DECODE_HW] [--de-buffer dram|hbm] [--json] [--p P --d D]
+// [--model MODEL [--prefill-ep-gpus N] [--decode-ep-gpus N] [--max-nodes N]]`: the analytic bottleneck-free
+// P/D range of DualPath §4.2 for one hardware file, or one per role, and with a model the splits of whole
+// deployment units inside it (sim/study/bottleneck_report.h).
 #include <memory>
 
 #include "sim/cli/commands.h"
@@ -32,6 +33,16 @@ void add_bottleneck_command(CLI::App& app, int* exit_code) {
   CLI::Option* d = cmd->add_option("--d", args->d, "decode nodes D (with --p)");
   p->needs(d);
   d->needs(p);
+  cmd->add_option("--model", args->model,
+                  "a model file (path, or a name under models/llm/, e.g. ds660b): also list the P:D splits "
+                  "made of whole deployment units of the model that lie in the range");
+  cmd->add_option("--prefill-ep-gpus", args->prefill_ep_gpus,
+                  "GPUs per prefill unit, as the scenario field cluster.prefill_ep_gpus (default: the "
+                  "model's; 0 = one unit spanning the role)");
+  cmd->add_option("--decode-ep-gpus", args->decode_ep_gpus,
+                  "GPUs per decode unit, as cluster.decode_ep_gpus (default: the model's)");
+  cmd->add_option("--max-nodes", args->max_nodes, "with --model: list splits of at most this many nodes")
+      ->capture_default_str();
   cmd->callback([args, exit_code, p]() {
     args->have_point = p->count() > 0;
     *exit_code = finish(study::bottleneck_report(*args), "");

@@ -36,6 +36,7 @@ std::vector<int> valid_sizes(const ModelSpec& m, const HardwareSpec& hw, int rol
 }
 
 std::string list(const std::vector<int>& xs) {
+  if (xs.empty()) return "none";
   std::string s;
   for (size_t i = 0; i < xs.size(); ++i) s += (i == 0 ? "" : ", ") + std::to_string(xs[i]);
   return s;

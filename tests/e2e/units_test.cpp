@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tests/e2e/support.h"
@@ -98,4 +100,46 @@ TEST_CASE("Units: online, k copies at k times the arrival rate -> TPOT within 2%
   }
   CHECK(units.tpot <= 0.02);
   CHECK(whole.tpot > 0.02);
+}
+
+// Issue item: `dpsim bottleneck` tries only P:D splits made of whole units. The expected lists are counted by
+// hand from DS 660B's units on the paper's node (prefill 16 GPUs = 2 nodes, decode 32 = 4 nodes) and the
+// range 1/7 <= P/D <= 7/2; a listing that ignored the units would hold 3P4D, 5P5D and the like.
+TEST_CASE("Units: dpsim bottleneck --model lists the whole-unit P:D splits inside the range, by hand",
+          "[e2e]") {
+  e2e::Scratch s;
+  const std::string exe = e2e::shell_quoted(DPSIM_BINARY);
+  const std::string out = (s.dir / "out.txt").string(), err = (s.dir / "err.txt").string();
+  auto run = [&](const std::string& args) {
+    return e2e::shell(e2e::timeout_prefix(30) + exe + " bottleneck hopper-8x400g " + args + " >" +
+                      e2e::shell_quoted(out) + " 2>" + e2e::shell_quoted(err));
+  };
+  auto splits = [&]() {
+    const nlohmann::json j = nlohmann::json::parse(e2e::read_text(out));
+    std::vector<std::string> got;
+    for (const auto& p : j.at("units").at("splits_in_range"))
+      got.push_back(std::to_string(p.at("p").get<int>()) + "P" + std::to_string(p.at("d").get<int>()) + "D");
+    return std::make_pair(got, j.at("units").at("splits_outside_range").get<int>());
+  };
+  REQUIRE(run("--model ds660b --max-nodes 18 --json") == 0);
+  auto [got, outside] = splits();
+  const std::vector<std::string> want = {"2P4D",  "4P4D",  "2P8D", "6P4D",  "4P8D",  "8P4D",  "2P12D", "6P8D",
+                                         "10P4D", "4P12D", "8P8D", "12P4D", "6P12D", "10P8D", "14P4D"};
+  CHECK(got == want);
+  CHECK(outside == 1);  // 2P16D: 1/8 < 1/7
+  // One prefill unit spanning the role: any P whose GPUs hold the weights (not 1 node: 8 GPUs of 80 GB
+  // cannot hold 671 GB), D still in steps of 4.
+  REQUIRE(run("--model ds660b --prefill-ep-gpus 0 --max-nodes 8 --json") == 0);
+  std::tie(got, outside) = splits();
+  CHECK(got == std::vector<std::string>{"2P4D", "3P4D", "4P4D"});
+  // The text lists them by size.
+  REQUIRE(run("--model ds660b --max-nodes 10") == 0);
+  const std::string text = e2e::read_text(out);
+  INFO(text);
+  CHECK(text.find("10 nodes: 2P8D 6P4D\n") != std::string::npos);
+  // A unit size no count accepts: the loader's message, exit 2, nothing on stdout.
+  CHECK(run("--model ds660b --decode-ep-gpus 12") == 2);
+  CHECK(e2e::read_text(err).find("cluster.decode_ep_gpus: expected a divisor or a multiple of the 8 GPUs") !=
+        std::string::npos);
+  CHECK(e2e::read_text(out).empty());
 }
