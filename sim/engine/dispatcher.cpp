@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/config/units.h"
 #include "sim/core/check.h"
+#include "sim/cost/compute_model.h"
 #include "sim/engine/prefill_service.h"
 #include "sim/engine/reader_service.h"
 #include "sim/engine/sg_compat.h"
@@ -62,6 +64,8 @@ Dispatcher::Dispatcher(EngineContext& ctx, std::unique_ptr<policy::SchedulerPoli
   sctx.storage_block_tokens = c_.sc.policy.persist_block_tokens;
   sctx.beta_tokens = c_.sc.policy.beta_tokens;
   sctx.kv_bytes_per_token = c_.kv_token;
+  sctx.prefill_weight_shards =
+      cost::weight_shards_for_role(c_.sc.model, config::unit_gpus(c_.sc, config::UnitRole::kPrefill));
   scheduler_->configure(sctx);
 }
 

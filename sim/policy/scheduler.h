@@ -34,6 +34,7 @@ struct SchedulerContext {
   double beta_tokens = 0;           // unfinished-token cap of a PE (tokens); 0 = the policy derives it
   double kv_bytes_per_token = 0;    // DE HBM bytes a request's token occupies
   double storage_block_tokens = 0;  // tokens of a storage block (storage/read_rate.h); 0 = large blocks
+  int prefill_weight_shards = 0;    // a prefill unit's weight shards (beta's expert work); 0 = the model's
 };
 
 // (index into the queue given, engine id) pairs, in assignment order; the indices are 0, 1, ..., n-1 (the

@@ -20,13 +20,15 @@ double alpha_tokens(const config::HardwareSpec& hw, const config::ModelSpec& m, 
 }
 
 double beta_tokens(const config::HardwareSpec& hw, const config::ModelSpec& m, const cost::Chunk& typical,
-                   double window_s) {
+                   double window_s, int weight_shards) {
   SIM_CHECK(window_s > 0, "beta window {} s <= 0", window_s);
   SIM_CHECK(typical.bsz > 0 && typical.cached >= 0, "typical request cached {} bsz {}", typical.cached,
             typical.bsz);
   const double prefill_s =
-      m.layers * (cost::attention_time_s(m, hw, {typical}) +
-                  cost::linear_time_s(m, hw, typical.bsz, m.weight_shards) / hw.k_prefill_efficiency);
+      m.layers *
+      (cost::attention_time_s(m, hw, {typical}) +
+       cost::linear_time_s(m, hw, typical.bsz, weight_shards > 0 ? weight_shards : m.weight_shards) /
+           hw.k_prefill_efficiency);
   return window_s * (typical.cached + typical.bsz) / prefill_s;
 }
 

@@ -35,12 +35,14 @@ double alpha_tokens(const config::HardwareSpec& hw, const config::ModelSpec& m,
 //   prefill_s(typical) = layers x (attention_time_s({typical}) + linear_time_s(bsz) / prefill_efficiency):
 //                        the compute of the request's prefill on one GPU at the hardware's
 //                        kernels.prefill_efficiency (attention_time_s includes it), its experts sharded
-//                        over the model file's params.weight_shards.
+//                        over `weight_shards` GPUs: the prefill unit's (config/units.h), or with 0 the
+//                        model file's params.weight_shards.
 // The per-layer batch overhead (prefill_layer_overhead_s) is left out: it is paid once per forward batch
 // and shared by all of the batch's requests, so it is not a per-request cost. Pass the workload's mean
 // (hit, miss) per turn as `typical` to fit beta to a trace. REQUIRES: typical.bsz > 0, window_s > 0.
 double beta_tokens(const config::HardwareSpec& hw, const config::ModelSpec& m,
-                   const cost::Chunk& typical = kPaperTypicalTurn, double window_s = kBetaWindowS);
+                   const cost::Chunk& typical = kPaperTypicalTurn, double window_s = kBetaWindowS,
+                   int weight_shards = 0);
 
 // `configured` when > 0 (a scenario override), else `derived`.
 inline double resolve_threshold(double configured, double derived) {

@@ -30,8 +30,9 @@ class DualPathScheduler : public SchedulerPolicy {
     ctx_.alpha_tokens = dualpath::resolve_threshold(
         ctx.alpha_tokens,
         dualpath::alpha_tokens(*ctx.hardware, *ctx.model, dualpath::kAlphaWindowS, ctx.storage_block_tokens));
-    ctx_.beta_tokens =
-        dualpath::resolve_threshold(ctx.beta_tokens, dualpath::beta_tokens(*ctx.hardware, *ctx.model));
+    ctx_.beta_tokens = dualpath::resolve_threshold(
+        ctx.beta_tokens, dualpath::beta_tokens(*ctx.hardware, *ctx.model, dualpath::kPaperTypicalTurn,
+                                               dualpath::kBetaWindowS, ctx.prefill_weight_shards));
   }
   Placement place(const RequestInfo&, const ClusterView&) override {
     SIM_CHECK(false, "the dualpath scheduler is queued: the engine calls fetch_pe/fetch_de, never place");

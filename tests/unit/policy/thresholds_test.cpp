@@ -128,6 +128,22 @@ TEST_CASE("Thresholds beta: real files, the paper's typical turn -> tokens one G
   CHECK(beta_tokens(hw, model("qwen32b")) == Approx(2306408.33).epsilon(1e-8));
 }
 
+// The prefill unit's shards, not the model file's: DS 660B on DeepSeek's EP32 prefill units holds 8 experts per
+// GPU instead of 16, so the request's expert work is FLOP-bound (236.1624 us, against 352,321,536 B of weights /
+// 2.66794e12 = 132.0575 us) instead of weight-bound (264.1150 us); every other term is the EP16 one above.
+//   x 61 = 161.316773 ms; beta = 5 x 33,129 / 161.316773 ms = 1,026,830.61.
+TEST_CASE("Thresholds beta: DS 660B on EP32 prefill units -> the unit's experts per GPU, by hand", "[unit]") {
+  const auto hw = hopper();
+  const auto m = model("ds660b");
+  const double ep32_s = 61 * (244712472576.0 / 6.400086e14 + 231350845440.0 / 1.24677e14 +
+                              233001165286.81967 / 1.2800172e15 + 302291877888.0 / 1.2800172e15 * 58 / 61);
+  CHECK(ep32_s == Approx(161.316773e-3).epsilon(1e-6));
+  CHECK(beta_tokens(hw, m, kPaperTypicalTurn, kBetaWindowS, 32) == Approx(1026830.61).epsilon(1e-8));
+  // 0 and the file's own 16 give the file's value.
+  CHECK(beta_tokens(hw, m, kPaperTypicalTurn, kBetaWindowS, 0) == beta_tokens(hw, m));
+  CHECK(beta_tokens(hw, m, kPaperTypicalTurn, kBetaWindowS, 16) == beta_tokens(hw, m));
+}
+
 TEST_CASE("Thresholds beta: the per-batch layer overhead -> not charged to the typical request", "[unit]") {
   auto hw = hopper();
   const auto m = model("ds27b");
