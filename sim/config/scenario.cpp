@@ -539,9 +539,7 @@ Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& 
 // else is a path, relative to the scenario's directory, then to the project root.
 StatusOr<std::string> resolve_reference(const std::string& scenario_file, const char* field,
                                         const std::string& value, const char* kind) {
-  bool bare = value.find('/') == std::string::npos &&
-              !(value.size() >= 5 && value.compare(value.size() - 5, 5, ".json") == 0);
-  std::string wanted = bare && kind != nullptr ? fmt::format("models/{}/{}.json", kind, value) : value;
+  const std::string wanted = model_file_reference(value, kind);
   std::string dir = fs::path(scenario_file).parent_path().string();
   std::string path = resolve_path(wanted, dir);
   std::error_code ec;

@@ -16,6 +16,12 @@ const char* project_root() {
   return DPSIM_SOURCE_DIR;
 }
 
+std::string model_file_reference(const std::string& value, const char* kind) {
+  const bool bare = kind != nullptr && value.find('/') == std::string::npos &&
+                    !(value.size() >= 5 && value.compare(value.size() - 5, 5, ".json") == 0);
+  return bare ? "models/" + std::string(kind) + "/" + value + ".json" : value;
+}
+
 std::string absolute_path(const std::string& path) {
   return fs::absolute(path).lexically_normal().string();
 }

@@ -12,6 +12,11 @@ const char* project_root();
 // else relative to the project root. Returns `name` unchanged when no candidate exists.
 std::string resolve_path(const std::string& name, const std::string& base_dir);
 
+// A reference to a project file: a bare name (no '/', not ending in ".json") of a kind means
+// models/<kind>/<name>.json (e.g. "hopper-8x400g" of kind "hardware"); anything else, or kind nullptr, is a
+// path, returned as given.
+std::string model_file_reference(const std::string& value, const char* kind);
+
 // `path` made absolute (against the working directory) and lexically normal.
 std::string absolute_path(const std::string& path);
 

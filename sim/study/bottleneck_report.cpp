@@ -17,12 +17,10 @@ namespace sim::study {
 
 namespace {
 
-// "hopper-8x400g" -> models/<dir>/hopper-8x400g.json; anything with a '/' or ".json" is a path.
-std::string file_path(const std::string& arg, const char* dir) {
-  std::string path = arg;
-  if (arg.find('/') == std::string::npos && arg.find(".json") == std::string::npos)
-    path = fmt::format("models/{}/{}.json", dir, arg);
-  return resolve_path(path, "");
+// A name under models/<kind>/ or a path (model_file_reference), resolved from the working directory, then
+// the project root.
+std::string file_path(const std::string& arg, const char* kind) {
+  return resolve_path(model_file_reference(arg, kind), "");
 }
 std::string hardware_path(const std::string& arg) {
   return file_path(arg, "hardware");

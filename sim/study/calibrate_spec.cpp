@@ -23,9 +23,7 @@ namespace {
 // (no '/', no ".json") of a kind is models/<kind>/<name>.json.
 StatusOr<std::string> resolve_file(const std::string& spec, const std::string& field,
                                    const std::string& value, const char* kind) {
-  const bool bare = kind != nullptr && value.find('/') == std::string::npos &&
-                    !(value.size() >= 5 && value.compare(value.size() - 5, 5, ".json") == 0);
-  const std::string wanted = bare ? fmt::format("models/{}/{}.json", kind, value) : value;
+  const std::string wanted = model_file_reference(value, kind);
   const std::string path = resolve_path(wanted, fs::path(spec).parent_path().string());
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
