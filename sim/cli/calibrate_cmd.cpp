@@ -1,14 +1,15 @@
 // `dpsim calibrate SPEC [--jobs N] [--out DIR] [--max-runs N] [--step-tol X] [--emit-jobs FILE]`: fits 1 to 3
-// values of a hardware file to measured points (README.md, "Calibrate against your own measurements";
-// sim/study/calibrate.h). Exit 0: every point within its tolerance; 1: the best fit leaves a point outside
-// (or a run failed); 2: bad input, nothing written.
+// values of an engine or a hardware file to measured points (README.md, "Calibrate against your own
+// measurements"; sim/study/calibrate.h). Exit 0: every point within its tolerance; 1: the best fit leaves a
+// point outside (or a run failed); 2: bad input, nothing written.
 #include "sim/cli/commands.h"
 #include "sim/study/calibrate.h"
 
 namespace sim::cli {
 
 void add_calibrate_command(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("calibrate", "Fit up to three hardware-file values to measured points");
+  auto* cmd = app.add_subcommand("calibrate",
+                                 "Fit up to three values of an engine or hardware file to measured points");
   static study::CalibrateCommand a;
   cmd->add_option("spec", a.spec,
                   "Calibration spec JSON (README.md, \"Calibrate against your own measurements\")");

@@ -197,6 +197,64 @@ Status JsonReader::finish() {
   return error_ ? Status::error(*error_) : Status::ok();
 }
 
+const nlohmann::json* at_path(const nlohmann::json& root, const std::string& dotted) {
+  const nlohmann::json* node = &root;
+  size_t start = 0;
+  while (true) {
+    size_t dot = dotted.find('.', start);
+    std::string part = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!node->is_object()) return nullptr;
+    auto it = node->find(part);
+    if (it == node->end()) return nullptr;
+    node = &*it;
+    if (dot == std::string::npos) return node;
+    start = dot + 1;
+  }
+}
+
+void read_sources(JsonReader& r, const nlohmann::json& root, std::map<std::string, std::string>& out) {
+  const nlohmann::json* sources = r.raw("sources");
+  if (sources == nullptr) return;
+  if (!sources->is_object()) {
+    r.fail("sources", "an object (field path -> where its value comes from)", sources);
+    return;
+  }
+  for (auto it = sources->begin(); it != sources->end(); ++it) {
+    const nlohmann::json* field = at_path(root, it.key());
+    if (field == nullptr || field->is_object() || it.key().rfind("sources", 0) == 0) {
+      r.fail_message(
+          fmt::format("{}: sources.{}: expected the path of a field of this file (e.g. params.active)",
+                      r.file(), it.key()));
+      return;
+    }
+    if (!it.value().is_string() || it.value().get<std::string>().empty()) {
+      r.fail_message(fmt::format("{}: sources.{}: expected a non-empty string, got {}", r.file(), it.key(),
+                                 it.value().dump()));
+      return;
+    }
+    out[it.key()] = it.value().get<std::string>();
+  }
+}
+
+std::vector<double> read_numbers(JsonReader& r, const char* key, double lo, double hi, const char* what) {
+  std::vector<double> out;
+  const nlohmann::json* a = r.raw(key);
+  if (a == nullptr) return out;
+  const std::string expected = fmt::format("an array of {}", what);
+  if (!a->is_array()) {
+    r.fail(key, expected, a);
+    return out;
+  }
+  for (const auto& v : *a) {
+    if (!v.is_number() || v.get<double>() < lo || v.get<double>() > hi) {
+      r.fail(key, expected, &v);
+      return out;
+    }
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
+
 void read_notes(JsonReader& r) {
   if (const nlohmann::json* notes = r.raw("notes")) {
     bool ok = notes->is_string();

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -67,6 +68,15 @@ class JsonReader {
 // Reads the free-form "notes" key of a data file (a string or an array of strings), which the simulator
 // does not use; anything else there is an error.
 void read_notes(JsonReader& r);
+// Reads the "sources" key of a data file whose root is `root`: an object from the dotted path of a field of
+// this file (a value that is not an object, e.g. params.active) to a non-empty string saying where the value
+// comes from, so that a typo in the documentation is caught like a typo in the data.
+void read_sources(JsonReader& r, const nlohmann::json& root, std::map<std::string, std::string>& out);
+// An array of numbers at `key` of `r` (missing = empty), each in [lo, hi]; the error names the key and
+// says "an array of <what>".
+std::vector<double> read_numbers(JsonReader& r, const char* key, double lo, double hi, const char* what);
+// The value at a dotted path ("params.active") of `root`, or nullptr.
+const nlohmann::json* at_path(const nlohmann::json& root, const std::string& dotted);
 
 // Largest input files accepted, in bytes: a larger "file" (e.g. /dev/zero) is an error instead of
 // exhausting memory. Real traces are a few MB, JSON data files a few KB.

@@ -10,47 +10,10 @@ namespace sim::config {
 
 namespace {
 
-// The value at a dotted path ("params.active") of `root`, or nullptr.
-const nlohmann::json* at_path(const nlohmann::json& root, const std::string& dotted) {
-  const nlohmann::json* node = &root;
-  size_t start = 0;
-  while (true) {
-    size_t dot = dotted.find('.', start);
-    std::string part = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!node->is_object()) return nullptr;
-    auto it = node->find(part);
-    if (it == node->end()) return nullptr;
-    node = &*it;
-    if (dot == std::string::npos) return node;
-    start = dot + 1;
-  }
-}
-
-// "notes": a string or an array of strings. "sources": field path -> non-empty string; every path must
-// name a field of this file, so a typo in the documentation is caught like a typo in the data.
+// "notes": a string or an array of strings; "sources": every key the path of a field of this file.
 void read_documentation(JsonReader& r, const nlohmann::json& root, ModelSpec& m) {
   read_notes(r);
-  const nlohmann::json* sources = r.raw("sources");
-  if (sources == nullptr) return;
-  if (!sources->is_object()) {
-    r.fail("sources", "an object (field path -> where its value comes from)", sources);
-    return;
-  }
-  for (auto it = sources->begin(); it != sources->end(); ++it) {
-    const nlohmann::json* field = at_path(root, it.key());
-    if (field == nullptr || field->is_object() || it.key().rfind("sources", 0) == 0) {
-      r.fail_message(
-          fmt::format("{}: sources.{}: expected the path of a field of this file (e.g. params.active)",
-                      r.file(), it.key()));
-      return;
-    }
-    if (!it.value().is_string() || it.value().get<std::string>().empty()) {
-      r.fail_message(fmt::format("{}: sources.{}: expected a non-empty string, got {}", r.file(), it.key(),
-                                 it.value().dump()));
-      return;
-    }
-    m.sources[it.key()] = it.value().get<std::string>();
-  }
+  read_sources(r, root, m.sources);
 }
 
 void read_params(JsonReader& p, ModelSpec& m, const ModelSpec& def) {
@@ -93,6 +56,31 @@ void read_attention(JsonReader& a, ModelSpec& m, const ModelSpec& def) {
   m.indexer_heads = static_cast<int>(a.integer("indexer_heads", def.indexer_heads, 0, 100000));
   m.indexer_head_dim = a.number("indexer_head_dim", def.indexer_head_dim, 0, 1e6);
   if (!a.ok()) return;
+  const bool mla = m.attention == "mla";
+  m.prefill_mha = a.one_of("prefill_form", mla ? "mqa" : "mha", {"mqa", "mha"}) == "mha";
+  if (!a.ok()) return;
+  if (!m.prefill_mha && !mla) {
+    a.fail("prefill_form", "\"mha\" or absent for GQA (its heads' own keys and values)",
+           a.raw("prefill_form"));
+    return;
+  }
+  // MLA in MHA form needs the heads' own dims and the expansion of a cached latent; GQA has them already.
+  const bool needs = m.prefill_mha && mla;
+  const std::optional<double> dim_def = needs ? std::nullopt : std::optional<double>(0);
+  m.prefill_qk_head_dim = a.number("prefill_qk_head_dim", dim_def, 0, 1e6, !needs);
+  m.prefill_v_head_dim = a.number("prefill_v_head_dim", dim_def, 0, 1e6, !needs);
+  m.kv_up_params = a.number("kv_up_params", dim_def, 0, 1e15);
+  if (!a.ok()) return;
+  if (!needs)
+    for (const char* key : {"prefill_qk_head_dim", "prefill_v_head_dim", "kv_up_params"})
+      if (a.raw(key) != nullptr && *a.raw(key) != 0) {
+        a.fail(key, "absent (only MLA with attention.prefill_form \"mha\" has it)", a.raw(key));
+        return;
+      }
+  if (!mla) {  // GQA: the prefill's MHA form is the heads' own dims
+    m.prefill_qk_head_dim = m.qk_head_dim;
+    m.prefill_v_head_dim = m.v_head_dim;
+  }
   if (m.sparse_topk > 0) {  // DeepSeek Sparse Attention needs its indexer
     if (m.indexer_heads == 0)
       a.fail("indexer_heads", "an integer >= 1 when attention.sparse_topk > 0", a.raw("indexer_heads"));
@@ -114,6 +102,7 @@ void read_moe(JsonReader& e, ModelSpec& m, const ModelSpec& def) {
   m.hidden = e.number("hidden", std::nullopt, 0, 1e9, false);
   m.max_nodes_per_token =
       static_cast<int>(e.integer("max_nodes_per_token", def.max_nodes_per_token, 0, 1 << 20));
+  m.expert_groups = static_cast<int>(e.integer("expert_groups", def.expert_groups, 0, 1 << 20));
   m.dispatch_bytes_per_value =
       e.number("dispatch_bytes_per_value", def.dispatch_bytes_per_value, 0, 16, false);
   m.combine_bytes_per_value = e.number("combine_bytes_per_value", def.combine_bytes_per_value, 0, 16, false);
@@ -123,6 +112,14 @@ void read_moe(JsonReader& e, ModelSpec& m, const ModelSpec& def) {
            e.raw("active_experts"));
   else if (m.moe_layers > m.layers)
     e.fail("layers", fmt::format("an integer <= layers ({})", m.layers), e.raw("layers"));
+  else if (m.expert_groups > 0 && (m.routed_experts % m.expert_groups != 0 || m.max_nodes_per_token < 1 ||
+                                   m.max_nodes_per_token > m.expert_groups))
+    e.fail(
+        "expert_groups",
+        fmt::format("0, or a divisor of moe.routed_experts ({}) with 1 <= moe.max_nodes_per_token <= it (the "
+                    "groups a token's experts lie in)",
+                    m.routed_experts),
+        e.raw("expert_groups"));
 }
 
 void read_compute(JsonReader& e, ModelSpec& m, const ModelSpec& def) {

@@ -42,8 +42,15 @@ struct ModelSpec {
   int heads = 1;                  // query heads
   double qk_head_dim = 128;       // dims of the score product (absorbed MLA: latent + rope)
   double v_head_dim = 128;        // dims of the value product (absorbed MLA: the latent)
-  int sparse_topk = 0;            // 0 = dense attention; else tokens each query attends to (DSA)
-  int indexer_heads = 0;          // DSA indexer: dense over the context
+  // The form of the prefill's attention (models/llm/README.md, "Compute"): MQA (absorbed MLA: the dims
+  // above) or MHA (GQA's own dims; MLA un-absorbed: the heads' own key and value dims, after each cached
+  // token's latent is expanded by kv_up_params per layer). Decode always runs the dims above.
+  bool prefill_mha = false;
+  double prefill_qk_head_dim = 0;  // MHA form: dims of the score product per head
+  double prefill_v_head_dim = 0;   // MHA form: dims of the value product per head
+  double kv_up_params = 0;         // MLA in MHA form: per layer, the weights expanding a latent into K and V
+  int sparse_topk = 0;             // 0 = dense attention; else tokens each query attends to (DSA)
+  int indexer_heads = 0;           // DSA indexer: dense over the context
   double indexer_head_dim = 0;
 
   // Mixture of experts (absent for dense models: moe_layers = 0). The routed experts are sharded over the
@@ -56,6 +63,10 @@ struct ModelSpec {
   double expert_params = 0;  // per expert per MoE layer (gate, up and down projections)
   double hidden = 0;
   int max_nodes_per_token = 0;  // 0 = no limit
+  // Group-limited routing: the routed experts fall into this many groups and a token's experts lie in
+  // max_nodes_per_token of them (DeepSeek-V3: 8 groups, top 4); 0 = not given (a token then hits
+  // min(max_nodes_per_token, nodes, active_experts) nodes).
+  int expert_groups = 0;
   double dispatch_bytes_per_value = 1;
   double combine_bytes_per_value = 2;
 

@@ -27,6 +27,8 @@ struct References {
   std::string hardware_decode;   // "" = the `hardware` file
   std::string model;
   std::string trace;
+  std::string engine;
+  nlohmann::json engine_overrides;  // null when absent
 };
 
 // Largest outputs.timeline_max_events: about 12 GB of events in memory.
@@ -158,15 +160,17 @@ void read_slo(JsonReader& r, SloConfig& s) {
 }
 
 // The scenario's choices about how the model executes, put where the cost model reads them.
-void apply_execution(const PolicyConfig& p, HardwareSpec& hw) {
-  hw.ep_overlap = p.ep_overlap == "none"    ? EpOverlap::kNone
-                  : p.ep_overlap == "ideal" ? EpOverlap::kIdeal
-                                            : EpOverlap::kTwoMicroBatches;
+void apply_execution(const PolicyConfig& p, EngineSpec& e) {
+  if (p.ep_overlap != "engine")
+    e.ep_overlap = p.ep_overlap == "none"    ? EpOverlap::kNone
+                   : p.ep_overlap == "ideal" ? EpOverlap::kIdeal
+                                             : EpOverlap::kTwoMicroBatches;
   if (!p.fixed_costs) {
-    hw.ep_latency = EpLatencyTable{};
-    hw.prefill_layer_overhead_s = 0;
-    hw.decode_layer_overhead_s = 0;
-    hw.decode_step_overhead_s = 0;
+    e.ep_latency = EpLatencyTable{};
+    e.prefill_layer_overhead_s = 0;
+    e.decode_layer_overhead_s = 0;
+    e.prefill_cpu_s = 0;
+    e.decode_cpu_s = 0;
   }
 }
 
@@ -175,7 +179,7 @@ void read_policy(JsonReader& r, PolicyConfig& p) {
   p.read_path = r.one_of("read_path", def.read_path, policy::read_path_names());
   p.scheduler = r.one_of("scheduler", def.scheduler, policy::scheduler_names());
   p.layerwise = r.boolean("layerwise", def.layerwise);
-  p.ep_overlap = r.one_of("ep_overlap", def.ep_overlap, {"two_micro_batches", "none", "ideal"});
+  p.ep_overlap = r.one_of("ep_overlap", def.ep_overlap, {"engine", "two_micro_batches", "none", "ideal"});
   p.fixed_costs = r.boolean("fixed_costs", def.fixed_costs);
   p.batching = r.one_of("batching", def.batching, {"quota", "fifo"});
   p.compute_quota_s = r.positive("compute_quota_s", def.compute_quota_s);
@@ -518,6 +522,15 @@ Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& 
   refs.hardware_prefill = r.string("hardware_prefill", "");
   refs.hardware_decode = r.string("hardware_decode", "");
   refs.model = r.string("model", std::nullopt);
+  refs.engine = r.string("engine", kDefaultEngine);
+  if (r.ok() && refs.engine.empty())
+    r.fail("engine", "an engine file path or name (e.g. dualpath-paper)", r.raw("engine"));
+  if (const nlohmann::json* o = r.raw("engine_overrides")) {
+    if (!o->is_object())
+      r.fail("engine_overrides", "an object of engine file keys (merged into the engine file)", o);
+    else
+      refs.engine_overrides = *o;
+  }
   if (r.ok() && refs.model.empty()) r.fail("model", "a model file path or name", r.raw("model"));
   r.object("cluster", [&](JsonReader& c) { read_cluster(c, sc.cluster); });
   r.object("workload", [&](JsonReader& w) { read_workload(w, sc.workload, refs.trace); });
@@ -571,7 +584,6 @@ Status load_role_hardware(const std::string& path, const References& refs, Scena
     StatusOr<HardwareSpec> hw = load_hardware(file);
     if (!hw) return Status::error(fmt::format("{}: {}: {}", path, field, hw.status().message()));
     out = std::move(*hw);
-    apply_execution(sc.policy, out);
     return Status::ok();
   };
   SIM_RETURN_IF_ERROR(load_one(sc.prefill_hardware_file,
@@ -583,6 +595,36 @@ Status load_role_hardware(const std::string& path, const References& refs, Scena
   }
   return load_one(sc.decode_hardware_file, refs.hardware_decode.empty() ? "hardware" : "hardware_decode",
                   sc.decode_hardware);
+}
+
+// JSON merge of `patch` into `target`: objects key by key, anything else replaced.
+void merge_into(nlohmann::json& target, const nlohmann::json& patch) {
+  if (!patch.is_object() || !target.is_object()) {
+    target = patch;
+    return;
+  }
+  for (auto it = patch.begin(); it != patch.end(); ++it) merge_into(target[it.key()], it.value());
+}
+
+// The engine: its file with the scenario's engine_overrides merged in, then the policy's execution choices.
+Status load_engine_file(const std::string& path, const References& refs, ScenarioConfig& sc) {
+  StatusOr<std::string> f = resolve_reference(path, "engine", refs.engine, "engine");
+  if (!f) return f.status();
+  sc.engine_file = *f;
+  StatusOr<nlohmann::json> doc = read_json_file(sc.engine_file);
+  if (!doc) return Status::error(fmt::format("{}: engine: {}", path, doc.status().message()));
+  std::string name = sc.engine_file;
+  if (!refs.engine_overrides.is_null()) {
+    merge_into(*doc, refs.engine_overrides);
+    name = fmt::format("{} with {}'s engine_overrides", sc.engine_file, path);
+  }
+  StatusOr<EngineSpec> e = engine_from_json(*doc, name);
+  if (!e) return Status::error(fmt::format("{}: engine: {}", path, e.status().message()));
+  sc.engine = std::move(*e);
+  sc.engine.file = sc.engine_file;
+  if (!doc->contains("name")) sc.engine.name = fs::path(sc.engine_file).stem().string();
+  apply_execution(sc.policy, sc.engine);
+  return Status::ok();
 }
 
 // With a different hardware file per role (hardware_prefill / hardware_decode), a node keeps its role: a
@@ -675,6 +717,9 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
   if (!refs.hardware_prefill.empty()) j["hardware_prefill"] = refs.hardware_prefill;
   if (!refs.hardware_decode.empty()) j["hardware_decode"] = refs.hardware_decode;
   j["model"] = refs.model;
+  j["engine"] = refs.engine;
+  // Absent when not given: a scenario without overrides resolves as before.
+  if (!refs.engine_overrides.is_null()) j["engine_overrides"] = refs.engine_overrides;
   j["cluster"] = {{"prefill_nodes", sc.cluster.prefill_nodes},
                   {"decode_nodes", sc.cluster.decode_nodes},
                   {"dram_buffer_bytes", sc.cluster.dram_buffer_bytes},
@@ -791,6 +836,8 @@ StatusOr<ScenarioConfig> load(StatusOr<nlohmann::json> doc, const std::string& p
   SIM_RETURN_IF_ERROR(read_scenario(*doc, sc, refs));
 
   SIM_RETURN_IF_ERROR(load_role_hardware(path, refs, sc));
+
+  SIM_RETURN_IF_ERROR(load_engine_file(path, refs, sc));
 
   StatusOr<std::string> model_file = resolve_reference(path, "model", refs.model, "llm");
   if (!model_file) return model_file.status();

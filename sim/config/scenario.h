@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/config/de_buffer.h"
+#include "sim/config/engine.h"
 #include "sim/config/hardware.h"
 #include "sim/config/model_spec.h"
 #include "sim/core/status.h"
@@ -96,11 +97,12 @@ struct PolicyConfig {
   std::string read_path = "dualpath";  // registry name (pe, de, dualpath, split, oracle)
   std::string scheduler = "round_robin";
   bool layerwise = true;
-  // How each layer's EP exchange overlaps its compute: two_micro_batches (DeepSeek's published inference
-  // system) | none | ideal (free overlap, no micro-batch cost); models/llm/README.md, "Fixed costs and
-  // overlap"
-  std::string ep_overlap = "two_micro_batches";
-  // false: the hardware file's fixed costs (collectives.*, kernels.*_overhead_s) are taken as 0
+  // How each layer's EP exchange overlaps its compute: engine (the engine file's exchange.overlap) |
+  // two_micro_batches (DeepSeek's published inference system) | none | ideal (free overlap, no micro-batch
+  // cost); models/engine/README.md, "Overlap and fixed costs"
+  std::string ep_overlap = "engine";
+  // false: the engine file's fixed costs (exchange.latency, kernels.*_overhead_s, the CPU time per pass and
+  // per step) are taken as 0
   bool fixed_costs = true;
   std::string batching = "quota";  // quota | fifo
   double compute_quota_s = 0.3;    // DualPath §A.4
@@ -203,6 +205,11 @@ struct ScenarioConfig {
   // control.autoscale are refused at load: a node keeps its GPUs), and under network.qos = priority both
   // files give the same class weights.
   bool mixed_hardware = false;
+  // The serving engine's software (config/engine.h): `engine` (a name under models/engine/ or a path;
+  // default kDefaultEngine), with the scenario's `engine_overrides` merged into the file, then
+  // policy.ep_overlap and policy.fixed_costs applied.
+  std::string engine_file;  // resolved path
+  EngineSpec engine;
   ModelSpec model;
   ClusterConfig cluster;
   WorkloadConfig workload;
@@ -221,6 +228,9 @@ struct ScenarioConfig {
   // Format in scenarios/README.md, "Expectations"; evaluated by sim/study/check.cpp.
   nlohmann::json expect;
 };
+
+// The engine a scenario without `engine` runs: the DualPath paper's (models/engine/dualpath-paper.json).
+inline constexpr const char* kDefaultEngine = "dualpath-paper";
 
 // The price of one node per hour, averaged over the cluster's nodes (P prefill, D decode) at their roles'
 // files' cost.per_node_hour; unset when either role's file gives none.

@@ -8,15 +8,16 @@
 namespace sim::cost {
 
 QuotaBatchFormer::QuotaBatchFormer(const config::ModelSpec& m, const config::HardwareSpec& hw,
-                                   const BatchLimits& limits)
-    : m_(m), hw_(hw), limits_(limits) {
-  SIM_CHECK(limits.quota_s >= 0 && limits.hbm_bytes >= 0 && limits.hbm_bytes_per_token >= 0,
-            "batch limits: quota {} s, HBM {} B, {} B/token", limits.quota_s, limits.hbm_bytes,
-            limits.hbm_bytes_per_token);
+                                   const config::EngineSpec& e, const BatchLimits& limits)
+    : m_(m), hw_(hw), e_(e), limits_(limits) {
+  SIM_CHECK(limits.quota_s >= 0 && limits.hbm_bytes >= 0 && limits.hbm_bytes_per_token >= 0 &&
+                limits.max_tokens >= 1,
+            "batch limits: quota {} s, HBM {} B, {} B/token, {} tokens", limits.quota_s, limits.hbm_bytes,
+            limits.hbm_bytes_per_token, limits.max_tokens);
 }
 
 double QuotaBatchFormer::attention_s() const {
-  return attention_time_s(m_, hw_, chunks_);
+  return attention_time_s(m_, hw_, e_, chunks_);
 }
 
 QuotaBatchFormer::Offer QuotaBatchFormer::offer(const Chunk& c) {
@@ -27,21 +28,26 @@ QuotaBatchFormer::Offer QuotaBatchFormer::offer(const Chunk& c) {
     closed_ = true;
     return {Verdict::kRejected, 0};
   }
+  // The largest pass: what is left of it (at least one token for a request alone).
+  const double left = std::floor(limits_.max_tokens - tokens_);
+  const double want = std::min(c.bsz, std::max(left, chunks_.empty() ? 1.0 : 0.0));
   // Predicted time of the batch plus `c` cut to `bsz` tokens. The same sum and division as
-  // attention_time_s(m, hw, chunks + {c.cached, bsz}), kept incremental so a batch of n requests costs
+  // attention_time_s(m, hw, e, chunks + {c.cached, bsz}), kept incremental so a batch of n requests costs
   // O(n) FLOP evaluations rather than O(n^2).
   auto fits = [&](double bsz) {
-    return time_ + attention_time_s(m_, hw_, Chunk{c.cached, bsz}) <= limits_.quota_s;
+    return time_ + attention_time_s(m_, hw_, e_, Chunk{c.cached, bsz}) <= limits_.quota_s;
   };
   hbm_ += need;
-  if (fits(c.bsz)) {
+  if (want >= c.bsz && fits(c.bsz)) {
     chunks_.push_back(c);
-    time_ += attention_time_s(m_, hw_, c);
+    time_ += attention_time_s(m_, hw_, e_, c);
+    tokens_ += c.bsz;
     return {Verdict::kWhole, c.bsz};
   }
   closed_ = true;
-  // Largest bsz' < bsz that fits; attention time grows with bsz, fits(lo) and !fits(hi) hold throughout.
-  double lo = 0, hi = c.bsz;
+  // Largest bsz' <= want that fits; attention time grows with bsz, fits(lo) and !fits(hi) hold throughout.
+  double lo = 0, hi = want;
+  if (fits(want)) lo = hi = want;
   while (hi - lo > 1) {
     const double mid = std::floor((lo + hi) / 2);
     (fits(mid) ? lo : hi) = mid;
@@ -49,13 +55,15 @@ QuotaBatchFormer::Offer QuotaBatchFormer::offer(const Chunk& c) {
   if (lo < 1 && !chunks_.empty()) return {Verdict::kRejected, 0};
   const double bsz = std::min(c.bsz, std::max(1.0, lo));  // alone: at least one token
   chunks_.push_back({c.cached, bsz});
-  time_ += attention_time_s(m_, hw_, chunks_.back());
+  time_ += attention_time_s(m_, hw_, e_, chunks_.back());
+  tokens_ += bsz;
   return {bsz < c.bsz ? Verdict::kChunked : Verdict::kWhole, bsz};
 }
 
 QuotaBatch form_quota_batch(const std::vector<Chunk>& candidates, const config::ModelSpec& m,
-                            const config::HardwareSpec& hw, const BatchLimits& limits) {
-  QuotaBatchFormer former(m, hw, limits);
+                            const config::HardwareSpec& hw, const config::EngineSpec& e,
+                            const BatchLimits& limits) {
+  QuotaBatchFormer former(m, hw, e, limits);
   QuotaBatch out;
   for (const Chunk& c : candidates) {
     const QuotaBatchFormer::Offer o = former.offer(c);

@@ -3,13 +3,15 @@
 // joins whole while the batch's predicted attention time of one layer (attention_time_s) stays within
 // the quota; the first that would exceed it is cut to the largest bsz' that fits (binary search) and
 // runs as a chunked prefill, closing the batch. A request alone in the batch always gets >= 1 token, so
-// an oversized head still makes progress. An optional HBM cap bounds the KV resident for the batch.
-// Units: seconds (quota), bytes (HBM), tokens.
+// an oversized head still makes progress. An optional HBM cap bounds the KV resident for the batch, and the
+// engine's largest pass (EngineSpec::max_pass_tokens) the new tokens: a request that would pass it is cut
+// to what is left and closes the batch. Units: seconds (quota), bytes (HBM), tokens.
 #pragma once
 
 #include <limits>
 #include <vector>
 
+#include "sim/config/engine.h"
 #include "sim/config/hardware.h"
 #include "sim/config/model_spec.h"
 #include "sim/cost/compute_model.h"
@@ -25,6 +27,8 @@ struct BatchLimits {
   // first request always joins. Infinity = no HBM cap.
   double hbm_bytes = std::numeric_limits<double>::infinity();
   double hbm_bytes_per_token = 0;
+  // New tokens (bsz) the batch may hold (the engine's largest pass). Infinity = no cap.
+  double max_tokens = std::numeric_limits<double>::infinity();
 };
 
 // Incremental form, for a caller that decides per request whether to offer it (e.g. skips requests whose
@@ -41,25 +45,28 @@ class QuotaBatchFormer {
     double bsz = 0;  // the tokens it joins with (0 when rejected)
   };
 
-  // REQUIRES: limits.quota_s >= 0, limits.hbm_bytes >= 0, limits.hbm_bytes_per_token >= 0.
-  // m and hw must outlive the former.
-  QuotaBatchFormer(const config::ModelSpec& m, const config::HardwareSpec& hw, const BatchLimits& limits);
+  // REQUIRES: limits.quota_s >= 0, limits.hbm_bytes >= 0, limits.hbm_bytes_per_token >= 0,
+  // limits.max_tokens >= 1. m, hw and e must outlive the former.
+  QuotaBatchFormer(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
+                   const BatchLimits& limits);
 
   // Offers the next request. REQUIRES: !closed(); c.cached >= 0, c.bsz >= 0.
   Offer offer(const Chunk& c);
   bool closed() const { return closed_; }
   // The chunks of the batch so far, as they join (a chunked one with its cut bsz).
   const std::vector<Chunk>& chunks() const { return chunks_; }
-  // attention_time_s(m, hw, chunks()).
+  // attention_time_s(m, hw, e, chunks()).
   double attention_s() const;
 
  private:
   const config::ModelSpec& m_;
   const config::HardwareSpec& hw_;
+  const config::EngineSpec& e_;
   BatchLimits limits_;
   std::vector<Chunk> chunks_;
   double time_ = 0;  // sum of attention_time_s over chunks_, in order (as attention_time_s sums them)
   double hbm_ = 0;
+  double tokens_ = 0;  // new tokens of chunks_
   bool closed_ = false;
 };
 
@@ -72,6 +79,7 @@ struct QuotaBatch {
 // The batch formed from `candidates` (FIFO, index 0 first): QuotaBatchFormer::offer over them in order
 // until the batch closes or they run out.
 QuotaBatch form_quota_batch(const std::vector<Chunk>& candidates, const config::ModelSpec& m,
-                            const config::HardwareSpec& hw, const BatchLimits& limits);
+                            const config::HardwareSpec& hw, const config::EngineSpec& e,
+                            const BatchLimits& limits);
 
 }  // namespace sim::cost

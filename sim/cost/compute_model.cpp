@@ -9,14 +9,27 @@ namespace sim::cost {
 
 namespace {
 
-// FLOPs per (query, attended token) pair of the main attention, one layer: score + value products.
+// FLOPs per (query, attended token) pair of the main attention, one layer: score + value products, in the
+// decode (absorbed) form.
 double main_flops_per_pair(const config::ModelSpec& m) {
   return 2.0 * m.heads * (m.qk_head_dim + m.v_head_dim);
+}
+
+// The same in the form the prefill runs.
+double prefill_flops_per_pair(const config::ModelSpec& m) {
+  return m.prefill_mha ? 2.0 * m.heads * (m.prefill_qk_head_dim + m.prefill_v_head_dim)
+                       : main_flops_per_pair(m);
 }
 
 // FLOPs per (query, scored token) pair of the DSA indexer, one layer.
 double indexer_flops_per_pair(const config::ModelSpec& m) {
   return m.sparse() ? 2.0 * m.indexer_heads * m.indexer_head_dim : 0.0;
+}
+
+// FLOPs per layer that expand the chunk's cached tokens' latents into the heads' keys and values (MLA in
+// MHA form; the new tokens' expansion is part of the linear FLOPs).
+double expansion_flops(const config::ModelSpec& m, const Chunk& c) {
+  return m.prefill_mha ? 2.0 * m.kv_up_params * c.cached : 0.0;
 }
 
 void check_chunk(const Chunk& c) {
@@ -58,7 +71,9 @@ double indexed_tokens(const config::ModelSpec& m, const Chunk& c) {
 }
 
 double attention_flops(const config::ModelSpec& m, const Chunk& c) {
-  return main_flops_per_pair(m) * attended_tokens(m, c) + indexer_flops_per_pair(m) * indexed_tokens(m, c);
+  if (c.bsz <= 0) return 0;
+  return prefill_flops_per_pair(m) * attended_tokens(m, c) + expansion_flops(m, c) +
+         indexer_flops_per_pair(m) * indexed_tokens(m, c);
 }
 
 double linear_flops(const config::ModelSpec& m, double tokens) {
@@ -70,36 +85,42 @@ double prefill_flops(const config::ModelSpec& m, const Chunk& c) {
   return m.layers * (attention_flops(m, c) + linear_flops(m, c.bsz));
 }
 
-GpuRates gpu_rates(const config::ModelSpec& m, const config::HardwareSpec& hw) {
+GpuRates gpu_rates(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e) {
   GpuRates r;
-  r.prefill_attention = hw.gpu_flops * hw.k_prefill_attention;
-  r.decode_attention = hw.gpu_flops * hw.k_decode_attention;
-  r.indexer = hw.gpu_flops * hw.k_indexer;
-  r.gemm = (m.gemm_precision == "bf16" ? hw.bf16_flops() : hw.gpu_flops) * hw.k_gemm;
-  r.gemm_hbm = hw.gpu_hbm_bw_Bps * hw.k_gemm_hbm;
-  r.attention_hbm = hw.gpu_hbm_bw_Bps * hw.k_attention_hbm;
+  r.prefill_attention =
+      hw.gpu_flops * (m.prefill_mha ? e.k_prefill_attention_mha : e.k_prefill_attention_mqa);
+  r.decode_attention = hw.gpu_flops * (m.sparse() ? e.k_decode_attention_sparse : e.k_decode_attention_dense);
+  r.indexer = hw.gpu_flops * e.k_indexer;
+  const double peak = m.gemm_precision == "bf16" ? hw.bf16_flops() : hw.gpu_flops;
+  r.gemm = peak * e.k_gemm;
+  r.decode_experts = peak * (e.k_decode_experts > 0 ? e.k_decode_experts : e.k_gemm);
+  r.gemm_hbm = hw.gpu_hbm_bw_Bps * e.k_gemm_hbm;
+  r.attention_hbm = hw.gpu_hbm_bw_Bps * e.k_attention_hbm;
   return r;
 }
 
-double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const Chunk& c) {
-  return (main_flops_per_pair(m) * attended_tokens(m, c) / (hw.gpu_flops * hw.k_prefill_attention) +
-          indexer_flops_per_pair(m) * indexed_tokens(m, c) / (hw.gpu_flops * hw.k_indexer)) /
-         hw.k_prefill_efficiency;
+double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
+                        const config::EngineSpec& e, const Chunk& c) {
+  if (c.bsz <= 0) return 0;
+  const GpuRates r = gpu_rates(m, hw, e);
+  return ((prefill_flops_per_pair(m) * attended_tokens(m, c) + expansion_flops(m, c)) / r.prefill_attention +
+          indexer_flops_per_pair(m) * indexed_tokens(m, c) / r.indexer) /
+         e.k_prefill_efficiency;
 }
 
 double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
-                        const std::vector<Chunk>& cs) {
+                        const config::EngineSpec& e, const std::vector<Chunk>& cs) {
   double t = 0;
-  for (const Chunk& c : cs) t += attention_time_s(m, hw, c);
+  for (const Chunk& c : cs) t += attention_time_s(m, hw, e, c);
   return t;
 }
 
-double dense_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, double tokens,
-                    int weight_shards) {
+double dense_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
+                    double tokens, int weight_shards) {
   SIM_CHECK(tokens >= 0 && weight_shards >= 1, "dense GEMMs of {} tokens over {} shards", tokens,
             weight_shards);
   if (tokens <= 0) return 0;
-  const GpuRates r = gpu_rates(m, hw);
+  const GpuRates r = gpu_rates(m, hw, e);
   const double params = (m.active_params - m.routed_active_params()) / m.layers;
   const double bytes =
       (m.weight_bytes_per_gpu(weight_shards) - m.routed_params() / weight_shards * m.weight_bytes_per_param) /
@@ -107,31 +128,33 @@ double dense_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, 
   return std::max(2 * params * tokens / r.gemm, bytes / r.gemm_hbm);
 }
 
-double expert_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, double tokens_per_gpu,
-                     int weight_shards) {
+double expert_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
+                     Phase phase, double tokens_per_gpu, int weight_shards) {
   SIM_CHECK(tokens_per_gpu >= 0 && weight_shards >= 1, "experts for {} tokens over {} shards", tokens_per_gpu,
             weight_shards);
   if (!m.moe() || tokens_per_gpu <= 0) return 0;
-  const GpuRates r = gpu_rates(m, hw);
+  const GpuRates r = gpu_rates(m, hw, e);
   const double pairs = tokens_per_gpu * m.active_experts;  // (token, expert) pairs on one GPU
   const double local = static_cast<double>(m.routed_experts) / weight_shards;
   const double flops = 2 * m.expert_params * pairs;
   const double bytes = std::min(local, pairs) * m.expert_params * m.weight_bytes_per_param;
-  return std::max(flops / r.gemm, bytes / r.gemm_hbm) * m.moe_layers / m.layers;
+  const double rate = phase == Phase::kDecode ? r.decode_experts : r.gemm;
+  return std::max(flops / rate, bytes / r.gemm_hbm) * m.moe_layers / m.layers;
 }
 
-double linear_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, double tokens,
-                     int weight_shards) {
-  return dense_time_s(m, hw, tokens, weight_shards) + expert_time_s(m, hw, tokens, weight_shards);
+double linear_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
+                     double tokens, int weight_shards) {
+  return dense_time_s(m, hw, e, tokens, weight_shards) +
+         expert_time_s(m, hw, e, Phase::kPrefill, tokens, weight_shards);
 }
 
-double layer_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const std::vector<Chunk>& cs,
-                    int weight_shards) {
+double layer_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
+                    const std::vector<Chunk>& cs, int weight_shards) {
   double tokens = 0;
   for (const Chunk& c : cs) tokens += c.bsz;
   if (tokens <= 0) return 0;
-  return attention_time_s(m, hw, cs) + linear_time_s(m, hw, tokens, weight_shards) +
-         hw.prefill_layer_overhead_s;
+  return attention_time_s(m, hw, e, cs) + linear_time_s(m, hw, e, tokens, weight_shards) +
+         e.prefill_layer_overhead_s;
 }
 
 namespace {
@@ -141,17 +164,47 @@ double exchange_bytes_per_pair(const config::ModelSpec& m) {
   return m.hidden * (m.dispatch_bytes_per_value + m.combine_bytes_per_value);
 }
 
+// C(n, k) as a double (small n).
+double choose(int n, int k) {
+  if (k < 0 || k > n) return 0;
+  double c = 1;
+  for (int i = 1; i <= k; ++i) c = c * (n - k + i) / i;
+  return c;
+}
+
 }  // namespace
+
+double nodes_per_token(const config::ModelSpec& m, int nodes) {
+  const double n = nodes, k = m.active_experts;
+  const int groups = m.expert_groups, top = m.max_nodes_per_token;
+  if (groups <= 0 || nodes <= 1) return std::min({top > 0 ? top : n, n, k});
+  double hit = 0;
+  if (nodes <= groups && groups % nodes == 0) {
+    // Each node holds groups / nodes of the groups; the token's `top` groups are a uniform draw: a node is
+    // missed when every one of them lies elsewhere.
+    const int per_node = groups / nodes;
+    hit = n * (1 - choose(groups - per_node, top) / choose(groups, top));
+  } else {
+    // Each group spans nodes / groups nodes (or the groups do not divide the nodes evenly: the same
+    // spread, as a mean): the k / top experts a token has in one of its groups land on distinct nodes of
+    // that group's share as draws with replacement.
+    const double span = n / groups, per_group = k / top;
+    hit = top * span * (1 - std::pow(1 - 1 / span, per_group));
+  }
+  return std::min({hit, n, k});
+}
 
 Exchange prefill_exchange(const config::ModelSpec& m, double tokens_per_gpu, const EpGroup& ep) {
   Exchange x;
   if (!m.moe() || tokens_per_gpu <= 0) return x;
   const double n = ep.nodes(), g = std::min(ep.gpus, ep.gpus_per_node);
-  const double limit = m.max_nodes_per_token > 0 ? m.max_nodes_per_token : n;
-  const double nodes_hit = std::min({limit, n, static_cast<double>(m.active_experts)});
+  const double nodes_hit = nodes_per_token(m, ep.nodes());
   const double per_layer = tokens_per_gpu * exchange_bytes_per_pair(m) * m.moe_layers / m.layers;
   x.cnic = per_layer * nodes_hit * (n - 1) / n;
   x.nvlink = per_layer * m.active_experts * (g - 1) / g;
+  const double tokens_layer = tokens_per_gpu * m.hidden * m.moe_layers / m.layers * nodes_hit;
+  x.nodes_dispatch = tokens_layer * m.dispatch_bytes_per_value;
+  x.nodes_combine = tokens_layer * m.combine_bytes_per_value;
   return x;
 }
 
@@ -163,6 +216,16 @@ Exchange decode_exchange(const config::ModelSpec& m, double batch, const EpGroup
   x.cnic = per_layer * (n - 1) / n;
   x.nvlink = per_layer / n * (g - 1) / g;
   return x;
+}
+
+double prefill_exchange_s(const config::HardwareSpec& hw, const config::EngineSpec& e, const Exchange& x,
+                          const EpGroup& ep) {
+  const double line = x.cnic / hw.cnic_bw_Bps;
+  const config::ExchangeRateTable& t = e.prefill_exchange;
+  if (t.ep_gpus.empty() || ep.nodes() <= 1) return line;
+  const double kernels = x.nodes_dispatch / config::log2_interpolate(t.ep_gpus, t.dispatch_Bps, ep.gpus, 1) +
+                         x.nodes_combine / config::log2_interpolate(t.ep_gpus, t.combine_Bps, ep.gpus, 1);
+  return std::max(line, kernels);
 }
 
 namespace {
@@ -177,9 +240,10 @@ double decode_attended(const config::ModelSpec& m, int batch, double total_conte
 
 }  // namespace
 
-double decode_step_flops(const config::ModelSpec& m, int batch, double total_context) {
-  return m.layers * (main_flops_per_pair(m) * decode_attended(m, batch, total_context) +
-                     indexer_flops_per_pair(m) * total_context);
+double decode_step_flops(const config::ModelSpec& m, int batch, double total_context, int queries) {
+  return queries * m.layers *
+         (main_flops_per_pair(m) * decode_attended(m, batch, total_context) +
+          indexer_flops_per_pair(m) * total_context);
 }
 
 double decode_step_kv_bytes(const config::ModelSpec& m, int batch, double total_context) {
@@ -188,39 +252,26 @@ double decode_step_kv_bytes(const config::ModelSpec& m, int batch, double total_
   return m.layers * (m.main_kv_bytes_per_token_layer * decode_attended(m, batch, total_context) + indexer);
 }
 
-double decode_attention_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
-                          double total_context) {
+double decode_attention_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
+                          const config::EngineSpec& e, int batch, double total_context, int queries) {
   if (batch == 0) return 0;
-  const GpuRates r = gpu_rates(m, hw);
-  const double main = m.layers * main_flops_per_pair(m) * decode_attended(m, batch, total_context);
-  const double indexer = m.layers * indexer_flops_per_pair(m) * total_context;
+  const GpuRates r = gpu_rates(m, hw, e);
+  const double main = queries * m.layers * main_flops_per_pair(m) * decode_attended(m, batch, total_context);
+  const double indexer = queries * m.layers * indexer_flops_per_pair(m) * total_context;
   return std::max(main / r.decode_attention + indexer / r.indexer,
                   decode_step_kv_bytes(m, batch, total_context) / r.attention_hbm);
 }
 
-double decode_step_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
-                          double total_context, int weight_shards) {
-  if (batch == 0) return 0;
-  return decode_attention_s(m, hw, batch, total_context) +
-         m.layers * (linear_time_s(m, hw, batch, weight_shards) + hw.decode_layer_overhead_s) +
-         hw.decode_step_overhead_s;
-}
-
-double ep_latency_s(const config::HardwareSpec& hw, Phase phase, int ep_gpus) {
-  const config::EpLatencyTable& t = hw.ep_latency;
+double ep_latency_s(const config::EngineSpec& e, Phase phase, int ep_gpus) {
+  const config::EpLatencyTable& t = e.ep_latency;
   if (ep_gpus <= 1 || t.ep_gpus.empty()) return 0;
   const std::vector<double>& d = phase == Phase::kDecode ? t.decode_dispatch_s : t.prefill_dispatch_s;
   const std::vector<double>& c = phase == Phase::kDecode ? t.decode_combine_s : t.prefill_combine_s;
-  const size_t n = t.ep_gpus.size();
-  SIM_CHECK(d.size() == n && c.size() == n, "EP latency table of {} sizes with {} and {} values", n, d.size(),
-            c.size());
-  if (ep_gpus <= t.ep_gpus.front()) return d.front() + c.front();
-  if (ep_gpus >= t.ep_gpus.back()) return d.back() + c.back();
-  size_t hi = 1;
-  while (t.ep_gpus[hi] < ep_gpus) ++hi;
-  const double x0 = std::log2(t.ep_gpus[hi - 1]), x1 = std::log2(t.ep_gpus[hi]);
-  const double w = (std::log2(ep_gpus) - x0) / (x1 - x0);
-  return (1 - w) * (d[hi - 1] + c[hi - 1]) + w * (d[hi] + c[hi]);
+  SIM_CHECK(d.size() == t.ep_gpus.size() && c.size() == t.ep_gpus.size(),
+            "EP latency table of {} sizes with {} and {} values", t.ep_gpus.size(), d.size(), c.size());
+  std::vector<double> both(d.size());
+  for (size_t i = 0; i < d.size(); ++i) both[i] = d[i] + c[i];
+  return config::log2_interpolate(t.ep_gpus, both, ep_gpus, 0);
 }
 
 double hbm_kv_bytes_per_gpu(const config::ModelSpec& m, const config::HardwareSpec& hw, int weight_shards) {

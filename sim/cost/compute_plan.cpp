@@ -13,41 +13,59 @@ double nvlink_s(const config::HardwareSpec& hw, double bytes) {
   return hw.nvlink_bw_Bps > 0 ? bytes / hw.nvlink_bw_Bps : 0;
 }
 
-// How a layer's exchange overlaps its compute for a group `ep` (models/llm/README.md, "Fixed costs and
-// overlap"). A group without an EP exchange (a dense model, a group of one GPU) has nothing to overlap.
-config::EpOverlap overlap(const config::ModelSpec& m, const config::HardwareSpec& hw, const EpGroup& ep) {
-  return m.moe() && ep.gpus > 1 ? hw.ep_overlap : config::EpOverlap::kIdeal;
+// How a layer's exchange overlaps its compute for a group `ep` (models/engine/README.md, "Overlap and fixed
+// costs"). A group without an EP exchange (a dense model, a group of one GPU) has nothing to overlap.
+config::EpOverlap overlap(const config::ModelSpec& m, const config::EngineSpec& e, const EpGroup& ep) {
+  return m.moe() && ep.gpus > 1 ? e.ep_overlap : config::EpOverlap::kIdeal;
 }
 
 // Micro-batches a layer's compute is split into.
-int micro_batches(const config::ModelSpec& m, const config::HardwareSpec& hw, const EpGroup& ep) {
-  return overlap(m, hw, ep) == config::EpOverlap::kTwoMicroBatches ? 2 : 1;
+int micro_batches(const config::ModelSpec& m, const config::EngineSpec& e, const EpGroup& ep) {
+  return overlap(m, e, ep) == config::EpOverlap::kTwoMicroBatches ? 2 : 1;
 }
 
-// The time of a layer (or a step) whose compute takes `compute`, whose exchange has a fixed part of
-// `latency` per micro-batch and `bytes_s` of bytes at the CNIC's line rate (both micro-batches), whose NVLink
-// part takes `nvlink`; `fill`: one micro-batch's exchange of one MoE layer, which two micro-batches cannot
-// hide (the pipeline's fill), paid once per call.
-double overlapped(config::EpOverlap mode, double compute, double latency, double bytes_s, double nvlink,
-                  double fill) {
-  switch (mode) {
-    case config::EpOverlap::kNone:
-      return compute + latency + bytes_s + nvlink;
-    case config::EpOverlap::kTwoMicroBatches:
-      return std::max({compute, nvlink, 2 * latency + bytes_s}) + fill;
-    case config::EpOverlap::kIdeal:
-      break;
+// One layer (prefill) or one step (decode) whose compute takes `compute` on every SM, of which `overhead` is
+// fixed costs, whose exchange has a fixed part of `latency` per micro-batch and `bytes_s` of bytes (both
+// micro-batches), whose NVLink part takes `nvlink`; `fill`: one micro-batch's exchange of one MoE layer,
+// which two micro-batches cannot hide (the pipeline's fill), paid once per call; `sm_share`: the share of
+// the SMs the exchange's kernels hold while they overlap the compute, which then runs on the rest.
+struct Overlapped {
+  config::EpOverlap mode;
+  double compute = 0, overhead = 0, latency = 0, bytes_s = 0, nvlink = 0, fill = 0, sm_share = 0;
+
+  double total() const {
+    switch (mode) {
+      case config::EpOverlap::kNone:
+        return compute + latency + bytes_s + nvlink;
+      case config::EpOverlap::kTwoMicroBatches:
+        return std::max({compute / (1 - sm_share), nvlink, 2 * latency + bytes_s}) + fill;
+      case config::EpOverlap::kIdeal:
+        break;
+    }
+    return std::max({compute, nvlink, latency});
   }
-  return std::max({compute, nvlink, latency});
-}
+  // The time split: the compute but its fixed part; the fixed costs (with no overlap the latency too; with
+  // two micro-batches the fill); the rest is what the exchange adds beyond the compute.
+  TimeSplit split(double times) const {
+    TimeSplit s;
+    const double t = total();
+    s.compute_s = (compute - overhead) * times;
+    s.fixed_s = (overhead + (mode == config::EpOverlap::kNone              ? latency
+                             : mode == config::EpOverlap::kTwoMicroBatches ? fill
+                                                                           : 0.0)) *
+                times;
+    s.exchange_s = std::max(0.0, t * times - s.compute_s - s.fixed_s);
+    return s;
+  }
+};
 
 }  // namespace
 
-PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw,
+PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
                       const std::vector<std::vector<Chunk>>& per_gpu, const EpGroup& ep) {
   SIM_CHECK(!per_gpu.empty(), "a prefill pass without GPUs");
   const size_t n = per_gpu.size();
-  const int mb = micro_batches(m, hw, ep);
+  const int mb = micro_batches(m, e, ep);
   PassPlan p;
   p.layers = m.layers;
   std::vector<double> own(n);  // attention + dense GEMMs: each GPU's part before the exchange
@@ -56,66 +74,118 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
     double tokens = 0;
     for (const auto& c : per_gpu[i]) tokens += c.bsz;
     p.tokens += tokens;
-    p.attention_s.push_back(attention_time_s(m, hw, per_gpu[i]));
-    own[i] = p.attention_s[i] + mb * dense_time_s(m, hw, tokens / mb, ep.gpus) / hw.k_prefill_efficiency;
+    p.attention_s.push_back(attention_time_s(m, hw, e, per_gpu[i]));
+    own[i] = p.attention_s[i] + mb * dense_time_s(m, hw, e, tokens / mb, ep.gpus) / e.k_prefill_efficiency;
     slowest = std::max(slowest, own[i]);
   }
   if (p.tokens <= 0) {
     p.layer_work.assign(n, 0.0);
     return p;
   }
+  // The routed experts: the busiest expert GPU of the group takes its imbalance times the average pairs,
+  // and receives (dispatch) and sends back (combine) as much more of the exchange.
   const double avg = p.tokens / n;
+  const double imbalance = m.moe() ? config::expert_imbalance(e, ep.gpus) : 1;
+  const double overhead = mb * e.prefill_layer_overhead_s;
   const double shared =
-      mb * (expert_time_s(m, hw, avg / mb, ep.gpus) / hw.k_prefill_efficiency + hw.prefill_layer_overhead_s);
+      mb * expert_time_s(m, hw, e, Phase::kPrefill, imbalance * avg / mb, ep.gpus) / e.k_prefill_efficiency +
+      overhead;
   const Exchange x = prefill_exchange(m, avg, ep);
   // Per layer, averaged over the layers as the exchange's bytes are; the fill is one MoE layer's.
   const double moe_share = m.moe() ? static_cast<double>(m.moe_layers) / m.layers : 0;
-  const double lat = m.moe() ? ep_latency_s(hw, Phase::kPrefill, ep.gpus) : 0;
-  const double bytes_s = x.cnic / hw.cnic_bw_Bps;
-  const double fill = moe_share > 0 ? (lat + bytes_s / moe_share / 2) / m.layers : 0;
-  const double nvlink = nvlink_s(hw, x.nvlink);
-  const config::EpOverlap mode = overlap(m, hw, ep);
+  const double lat = m.moe() ? ep_latency_s(e, Phase::kPrefill, ep.gpus) : 0;
+  const double bytes_s = imbalance * prefill_exchange_s(hw, e, x, ep);
+  const double cpu = e.prefill_cpu_s / m.layers;
+  Overlapped o{overlap(m, e, ep)};
+  o.overhead = overhead;
+  o.latency = lat * moe_share;
+  o.bytes_s = bytes_s;
+  o.nvlink = imbalance * nvlink_s(hw, x.nvlink);
+  o.fill = moe_share > 0 ? (lat + bytes_s / moe_share / 2) / m.layers : 0;
+  o.sm_share = o.mode == config::EpOverlap::kTwoMicroBatches && hw.gpu_sms > 0
+                   ? std::min(0.95, e.prefill_comm_sms / hw.gpu_sms)
+                   : 0;
   const auto layer = [&](double own_s) {
-    return overlapped(mode, own_s + shared, lat * moe_share, bytes_s, nvlink, fill);
+    o.compute = own_s + shared;
+    return o.total() + cpu;
   };
   p.layer_s = layer(slowest);
+  p.split = o.split(m.layers);
+  p.split.cpu_s = e.prefill_cpu_s;
   for (size_t i = 0; i < n; ++i) p.layer_work.push_back(layer(own[i]) * hw.gpu_flops);
   p.exchange_bytes = x.cnic;
   return p;
 }
 
-double decode_own_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
-                    double total_context, const EpGroup& ep) {
-  if (batch == 0) return 0;
-  const int mb = micro_batches(m, hw, ep);
-  return decode_attention_s(m, hw, batch, total_context) +
-         m.layers * mb *
-             (dense_time_s(m, hw, static_cast<double>(batch) / mb, ep.gpus) + hw.decode_layer_overhead_s);
+namespace {
+
+// A GPU's attention and dense GEMMs over `layers` of the model's layers, for `batch` requests whose queries
+// carry `queries` tokens each (the dense GEMMs per micro-batch).
+double own_layers(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
+                  int batch, double total_context, const EpGroup& ep, int queries, double layers) {
+  if (layers <= 0) return 0;
+  const int mb = micro_batches(m, e, ep);
+  return layers / m.layers * decode_attention_s(m, hw, e, batch, total_context, queries) +
+         layers * mb *
+             (dense_time_s(m, hw, e, static_cast<double>(batch) * queries / mb, ep.gpus) +
+              e.decode_layer_overhead_s);
 }
 
-StepPlan decode_group_step(const config::ModelSpec& m, const config::HardwareSpec& hw, double slowest_own_s,
-                           double group_batch, const EpGroup& ep) {
+}  // namespace
+
+double decode_own_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
+                    int batch, double total_context, const EpGroup& ep) {
+  if (batch == 0) return 0;
+  // The target model verifies each request's token and its draft tokens; the draft module (its layers) runs
+  // once per draft token on one token per request.
+  return own_layers(m, hw, e, batch, total_context, ep, e.queries_per_step(), m.layers) +
+         own_layers(m, hw, e, batch, total_context, ep, 1, e.mtp_draft_tokens * e.mtp_module_layers);
+}
+
+StepPlan decode_group_step(const config::ModelSpec& m, const config::HardwareSpec& hw,
+                           const config::EngineSpec& e, double slowest_own_s, double group_batch,
+                           const EpGroup& ep) {
   StepPlan s;
   if (group_batch <= 0) return s;
-  const int mb = micro_batches(m, hw, ep);
-  const double avg = group_batch / ep.gpus;
-  const Exchange x = decode_exchange(m, avg, ep);
-  const double compute =
-      slowest_own_s + m.layers * mb * expert_time_s(m, hw, avg / mb, ep.gpus) + hw.decode_step_overhead_s;
+  const int mb = micro_batches(m, e, ep);
+  const double avg = group_batch / ep.gpus, q = e.queries_per_step();
+  const double draft_layers = e.mtp_draft_tokens * e.mtp_module_layers;
+  const double imbalance = m.moe() ? config::expert_imbalance(e, ep.gpus) : 1;
+  // Per step: the target model's layers on q tokens per request, the draft module's on one.
+  const auto per_step = [&](auto&& per_layer) {
+    return m.layers * per_layer(avg * q) + draft_layers * per_layer(avg);
+  };
+  const double experts = per_step([&](double tokens) {
+    return mb * expert_time_s(m, hw, e, Phase::kDecode, imbalance * tokens / mb, ep.gpus);
+  });
+  // The exchange kernels' send and receive phases hold every SM (their waits none): serial with the compute.
+  const double moe_share = m.moe() ? static_cast<double>(m.moe_layers) / m.layers : 0;
+  const double sm =
+      per_step([&](double tokens) { return e.decode_exchange_sm_s_per_token * tokens * moe_share; });
+  const double cnic = per_step([&](double tokens) { return decode_exchange(m, tokens, ep).cnic; });
+  const double nvlink = per_step([&](double tokens) { return decode_exchange(m, tokens, ep).nvlink; });
   // A step passes every MoE layer once per micro-batch; the fill is one MoE layer of one micro-batch.
-  const double lat = m.moe() ? ep_latency_s(hw, Phase::kDecode, ep.gpus) : 0;
-  const double bytes_s = m.layers * x.cnic / hw.cnic_bw_Bps;
-  const double fill = m.moe() && m.moe_layers > 0 ? lat + bytes_s / m.moe_layers / 2 : 0;
-  s.step_s = overlapped(overlap(m, hw, ep), compute, m.moe_layers * lat, bytes_s,
-                        nvlink_s(hw, m.layers * x.nvlink), fill);
+  const double moe_passes = (m.layers + draft_layers) * moe_share;
+  const double lat = m.moe() ? ep_latency_s(e, Phase::kDecode, ep.gpus) : 0;
+  const double bytes_s = imbalance * cnic / hw.cnic_bw_Bps;
+  Overlapped o{overlap(m, e, ep)};
+  o.compute = slowest_own_s + experts + sm;
+  o.overhead = (m.layers + draft_layers) * mb * e.decode_layer_overhead_s;
+  o.latency = moe_passes * lat;
+  o.bytes_s = bytes_s;
+  o.nvlink = imbalance * nvlink_s(hw, nvlink);
+  o.fill = moe_passes > 0 ? lat + bytes_s / moe_passes / 2 : 0;
+  s.step_s = o.total() + e.decode_cpu_s;
+  s.split = o.split(1);
+  s.split.cpu_s = e.decode_cpu_s;
   s.work = s.step_s * hw.gpu_flops;
-  s.exchange_bytes = m.layers * x.cnic;
+  s.exchange_bytes = cnic;
   return s;
 }
 
-StepPlan decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
-                     double total_context, const EpGroup& ep) {
-  return decode_group_step(m, hw, decode_own_s(m, hw, batch, total_context, ep),
+StepPlan decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
+                     int batch, double total_context, const EpGroup& ep) {
+  return decode_group_step(m, hw, e, decode_own_s(m, hw, e, batch, total_context, ep),
                            static_cast<double>(batch) * ep.gpus, ep);
 }
 

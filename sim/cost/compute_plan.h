@@ -1,23 +1,37 @@
 // Work plans for the engines: what one prefill forward pass of a DP-attention group, or one decode step,
 // costs, as the FLOPs SimGrid executes on the GPU hosts and the EP exchange bytes the network carries
-// (pure; no SimGrid). A GPU host runs at the hardware's gpu_flops; a plan's work is its time on an idle GPU
-// times that speed. The exchange over NVLink overlaps the compute (two micro-batches, as DeepSeek's
-// inference system runs them) and holds the GPU's SMs: a plan's time is the larger of the two. The
-// exchange over the CNICs is a SimGrid flow beside the compute (engine/forward_pass.h, decode_service.h).
-// Units: FLOPs, bytes, seconds, tokens.
+// (pure; no SimGrid). A GPU host runs at the node's gpu_flops; a plan's work is its time on an idle GPU
+// times that speed. How the exchange overlaps the compute, and what the overlap costs, is the engine's
+// (models/engine/README.md, "Overlap and fixed costs"). The exchange over the CNICs is a SimGrid flow beside
+// the compute (engine/forward_pass.h, decode_service.h). Units: FLOPs, bytes, seconds, tokens.
 #pragma once
 
 #include <vector>
 
+#include "sim/config/engine.h"
 #include "sim/config/hardware.h"
 #include "sim/config/model_spec.h"
 #include "sim/cost/compute_model.h"
 
 namespace sim::cost {
 
+// Where a pass's or a step's time goes (seconds, of one pass or one step): the compute of its slowest GPU
+// (attention and dense GEMMs, then the routed experts of its busiest expert GPU, with the SMs the exchange
+// holds), the exchange that the compute does not hide, the fixed costs (collective latency, per-layer
+// overheads, the micro-batches' pipeline fill), the CPU time the GPUs wait for. compute + exchange + fixed +
+// cpu = the plan's time.
+struct TimeSplit {
+  double compute_s = 0;
+  double exchange_s = 0;
+  double fixed_s = 0;
+  double cpu_s = 0;
+  double total_s() const { return compute_s + exchange_s + fixed_s + cpu_s; }
+};
+
 // One forward pass of a group of GPUs that run each layer together: DP attention and the dense GEMMs on
 // each GPU's own tokens, then the barrier of the EP exchange, then the routed experts of the group's tokens
-// spread evenly (DualPath §6.2). For a group of one, the GPU's own layer time.
+// on its GPUs, the busiest of them setting the pace (DualPath §6.2). For a group of one, the GPU's own layer
+// time.
 struct PassPlan {
   int layers = 1;
   std::vector<double> attention_s;  // per GPU: its attention time of one layer
@@ -25,34 +39,40 @@ struct PassPlan {
   double layer_s = 0;               // the pass's pace: the slowest GPU's layer
   double tokens = 0;                // new tokens over the group
   double exchange_bytes = 0;        // per GPU per layer over its CNIC, each direction
+  TimeSplit split;                  // the whole pass (all layers)
 };
 
 // REQUIRES: per_gpu non-empty (one chunk list per GPU of the group; a list may be empty). `ep`: the
 // prefill role's EP group (its GPUs shard the experts; its nodes set the exchange's remote share).
-PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw,
+PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
                       const std::vector<std::vector<Chunk>>& per_gpu, const EpGroup& ep);
 
 // One decode step of the decode role's EP group `ep`, whose GPUs step in lock-step (DeepSeek's decode
 // runs every layer's dispatch and combine across the whole group): each GPU's attention and dense GEMMs
 // on its own batch (decode_own_s), the group waiting for the slowest of them; then the routed experts of
-// the group's tokens spread evenly over its GPUs; the exchange of the group's tokens, balanced over its
-// GPUs (each sends and receives the group's average). Over a group of one, a GPU's own step.
+// the group's tokens on its GPUs, the busiest expert GPU setting the pace; the exchange of the group's
+// tokens (each GPU sends the group's average and the busiest receives its share). With MTP each request's
+// query carries 1 + draft tokens through the model, and the draft module runs once per draft token. Over a
+// group of one, a GPU's own step.
 struct StepPlan {
   double step_s = 0;          // one step
   double work = 0;            // one step's work (FLOPs at gpu_flops)
   double exchange_bytes = 0;  // one step's EP exchange over each GPU's CNIC, each direction
+  TimeSplit split;            // one step
 };
 // A GPU's own part of a step: attention over its batch (max of FLOPs and KV reads) and its dense GEMMs,
-// all layers. 0 for an empty batch.
-double decode_own_s(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
-                    double total_context, const EpGroup& ep);
+// all layers, plus the draft module's; 0 for an empty batch.
+double decode_own_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
+                    int batch, double total_context, const EpGroup& ep);
 // The group's step when its slowest GPU's own part is `slowest_own_s` and its GPUs hold `group_batch`
-// requests in all: slowest_own_s + layers x expert_time_s(group_batch / ep.gpus) + decode_step_overhead_s,
-// at least the NVLink time of the average GPU's exchange. Zero when group_batch == 0.
-StepPlan decode_group_step(const config::ModelSpec& m, const config::HardwareSpec& hw, double slowest_own_s,
-                           double group_batch, const EpGroup& ep);
+// requests in all: slowest_own_s + the routed experts (and the exchange kernels' SM time) of the busiest
+// expert GPU + the CPU time per step, overlapped with the exchange as the engine overlaps it; at least the
+// NVLink time of the average GPU's exchange. Zero when group_batch == 0.
+StepPlan decode_group_step(const config::ModelSpec& m, const config::HardwareSpec& hw,
+                           const config::EngineSpec& e, double slowest_own_s, double group_batch,
+                           const EpGroup& ep);
 // A group whose every GPU holds `batch` requests over `total_context` tokens.
-StepPlan decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw, int batch,
-                     double total_context, const EpGroup& ep);
+StepPlan decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
+                     int batch, double total_context, const EpGroup& ep);
 
 }  // namespace sim::cost

@@ -19,9 +19,10 @@ UnloadedLatency::UnloadedLatency(const config::ScenarioConfig& sc) : sc_(sc) {
   const int dp = sc.cluster.prefill_dp_group_gpus;
   dp_gpus_ = m.moe() ? (dp == 0 ? pe_unit : dp) : 1;
   if (sc.policy.batching == "quota") limits_.quota_s = sc.policy.compute_quota_s;
+  if (sc.engine.max_pass_tokens > 0) limits_.max_tokens = sc.engine.max_pass_tokens;
   kv_token_ = kv_bytes_per_token(m);
   kv_token_layer_ = kv_bytes_per_token_layer(m);
-  read_Bps_ = storage::read_Bps(hw, sc.policy.persist_block_tokens * kv_token_);
+  read_Bps_ = storage::read_Bps(hw, sc.engine, sc.policy.persist_block_tokens * kv_token_);
   h2d_Bps_ = std::min(hw.cnic_bw_Bps, hw.dram_bw_Bps);
   if (hw.pcie_bw_Bps > 0) h2d_Bps_ = std::min(h2d_Bps_, hw.pcie_bw_Bps);
   // Between a prefill GPU and a decode node: the slower of the two CNICs.
@@ -37,10 +38,10 @@ UnloadedTtft UnloadedLatency::ttft(double hit, double miss) const {
   double cached = hit, left = miss;
   std::vector<std::vector<Chunk>> per_gpu(static_cast<size_t>(dp_gpus_));
   while (left > 0) {
-    const QuotaBatch b = form_quota_batch({Chunk{cached, left}}, m, hw, limits_);
+    const QuotaBatch b = form_quota_batch({Chunk{cached, left}}, m, hw, sc_.engine, limits_);
     const double bsz = b.chunk_bsz > 0 ? b.chunk_bsz : left;
     per_gpu[0] = {Chunk{cached, bsz}};
-    const PassPlan p = prefill_pass(m, hw, per_gpu, prefill_ep_);
+    const PassPlan p = prefill_pass(m, hw, sc_.engine, per_gpu, prefill_ep_);
     // A pass loads the context it attends to (the hit, then the earlier chunks' KV back from the decode
     // node's buffer) and pushes what it adds (the first pass: the hit too, on the PE path).
     const double load_layer_s = cached * kv_token_layer_ / (u.passes == 0 ? h2d_Bps_ : p2d_Bps_);
@@ -67,7 +68,10 @@ UnloadedTtft UnloadedLatency::ttft(double hit, double miss) const {
 double UnloadedLatency::tpot_s(double context) const {
   const auto& m = sc_.model;
   const auto& hw = sc_.decode_hardware;
-  return decode_group_step(m, hw, decode_own_s(m, hw, 1, context, decode_ep_), 1, decode_ep_).step_s;
+  const auto& e = sc_.engine;
+  // A step yields the engine's tokens per step (1 without MTP): the TPOT counts accepted tokens.
+  return decode_group_step(m, hw, e, decode_own_s(m, hw, e, 1, context, decode_ep_), 1, decode_ep_).step_s /
+         e.tokens_per_step();
 }
 
 }  // namespace sim::cost

@@ -16,7 +16,8 @@ namespace sim::engine {
 
 namespace sg4 = simgrid::s4u;
 
-DecodeService::DecodeService(EngineContext& ctx) : c_(ctx) {
+DecodeService::DecodeService(EngineContext& ctx)
+    : c_(ctx), tokens_per_step_(ctx.sc.engine.tokens_per_step()) {
   // One sharding rule per unit: the GPUs of a decode unit hold the weights (what sizes DE HBM, HbmPool) and
   // each step reads a GPU's share of them. A unit's GPUs step together; a GPU that holds the whole model
   // (a model with params.weight_shards = 1) steps alone. With role changes a unit is its DEs on the nodes
@@ -105,7 +106,7 @@ double DecodeService::node_down(int node) {
 void DecodeService::leave_batch(DecodeGroupState& g, const Request& r, std::vector<int>& changed) {
   DecodeEngineState& de = des_[r.de];
   de.batch--;
-  de.context_base -= r.hit + r.miss + 1 - r.join_step;
+  de.context_base -= r.hit + r.miss + 1 - r.join_step * tokens_per_step_;
   if (de.batch == 0) de.busy_s += g.step_time_s - de.busy_since;
   g.batch--;
   changed.push_back(de.id);
@@ -257,13 +258,15 @@ void DecodeService::admit(DecodeGroupState& g, std::vector<int>& changed) {
     r.join_step = g.steps;
     if (de.batch == 0) de.busy_since = g.step_time_s;
     de.batch++;
-    de.context_base += r.hit + r.miss + 1 - g.steps;
+    de.context_base += r.hit + r.miss + 1 - g.steps * tokens_per_step_;
     de.max_batch = std::max(de.max_batch, de.batch);
     g.batch++;
-    // Its last token comes gen - 1 steps from now (the first came from the prefill); its k-th full block
-    // of generated KV when its tokens reach k blocks, unless the last token comes first.
-    g.done.push({g.steps + r.gen - 1, g.seq++, id});
-    if (block < r.gen) g.blocks.push({g.steps + block - 1, g.seq++, id});
+    // Each step adds the engine's tokens per step (1, or more with MTP: its accepted draft tokens, as an
+    // expectation). Its last token comes in the step that reaches gen - 1 tokens past the first (which came
+    // from the prefill): ceil((gen - 1) / tokens_per_step) steps from now, a step being indivisible; its k-th
+    // full block of generated KV when its tokens reach k blocks, unless the last token comes first.
+    g.done.push({g.steps + std::ceil((r.gen - 1) / tokens_per_step_ - 1e-9), g.seq++, id});
+    if (block < r.gen) g.blocks.push({g.steps + (block - 1) / tokens_per_step_, g.seq++, id});
     changed.push_back(de.id);
   }
   g.joins.clear();
@@ -275,8 +278,8 @@ void DecodeService::refresh(DecodeGroupState& g, std::vector<int>& changed) {
     DecodeEngineState& de = des_[d];
     if (de.batch == 0) de.context_base = 0;  // no drift from adding and removing
     const double before = de.own_s;
-    de.own_s = cost::decode_own_s(c_.sc.model, c_.sc.decode_hardware, de.batch,
-                                  de.context_base + de.batch * g.steps, g.ep);
+    de.own_s = cost::decode_own_s(c_.sc.model, c_.sc.decode_hardware, c_.sc.engine, de.batch,
+                                  de.context_base + de.batch * g.steps * tokens_per_step_, g.ep);
     if (de.own_s >= g.slowest_own_s) {
       g.slowest_own_s = de.own_s;
     } else if (before >= g.slowest_own_s) {
@@ -305,7 +308,8 @@ void DecodeService::advance(DecodeGroupState& g, double steps, double t_end, std
     de.persist_gpu_bytes += wire_bytes(r, block * c_.kv_token);
     r.persisted_tokens += block;
     persist.push_back(de.id);
-    if (r.persisted_tokens + block < r.gen) g.blocks.push({due.at + block, g.seq++, due.id});
+    if (r.persisted_tokens + block < r.gen)
+      g.blocks.push({due.at + block / tokens_per_step_, g.seq++, due.id});
   }
   std::vector<RequestId> ended;
   while (!g.done.empty() && g.done.top().at <= now_steps) {
@@ -375,8 +379,8 @@ void DecodeService::group_loop(int gi) {
     const DecodeEngineState& lead = des_[g.lead];
     sg4::Host* gpu = c_.h.nodes[lead.node].gpus[lead.gpu];
     const double steps_left = g.done.top().at - g.steps;
-    const cost::StepPlan step =
-        cost::decode_group_step(c_.sc.model, c_.sc.decode_hardware, g.slowest_own_s, g.batch, g.ep);
+    const cost::StepPlan step = cost::decode_group_step(c_.sc.model, c_.sc.decode_hardware, c_.sc.engine,
+                                                        g.slowest_own_s, g.batch, g.ep);
     const double tau = step.step_s;
     const double t0 = now();
     // The group's EP exchange runs beside its compute at a step's bytes per step (none for a group within
@@ -420,7 +424,7 @@ void DecodeService::group_loop(int gi) {
                               {{"batch", static_cast<double>(de.batch)},
                                {"steps", steps},
                                {"step_ms", step_s * 1e3},
-                               {"context_tokens", de.context_base + de.batch * g.steps}});
+                               {"context_tokens", de.context_base + de.batch * g.steps * tokens_per_step_}});
       }
     for (RequestId id : fresh) c_.requests[id].t_second = t0 + step_s;
     advance(g, steps, t_end, changed);

@@ -38,8 +38,8 @@ struct DecodeEngineState {
   int id = 0, node = 0, gpu = 0, group = 0;
   std::deque<RequestId> waiting;  // prompt KV complete in the DE buffer: waiting for HBM + H2D
   int batch = 0;                  // requests decoding
-  // The batch's context tokens = context_base + batch x the group's step count (each request's prompt and
-  // first token, plus one token per step since it joined).
+  // The batch's context tokens = context_base + batch x the group's step count x tokens per step (each
+  // request's prompt and first token, plus the tokens it gained per step since it joined).
   double context_base = 0;
   double own_s = 0;               // its part of a group step (decode_own_s), as of its last batch change
   double busy_s = 0;              // time in the group's steps while it held requests
@@ -143,6 +143,9 @@ class DecodeService {
   static constexpr double kExchangeStreamBytes = 1e13;
 
   EngineContext& c_;
+  // Tokens each request gains per step: 1, or with MTP 1 + its expected accepted draft tokens
+  // (config::EngineSpec::tokens_per_step): a request's steps, blocks and context count in them.
+  const double tokens_per_step_;
   Dispatcher* dispatcher_ = nullptr;
   TurnEvents* turns_ = nullptr;
   // A group's live GPUs (its DEs on nodes that serve decode now; at least 1).

@@ -59,6 +59,7 @@ Dispatcher::Dispatcher(EngineContext& ctx, std::unique_ptr<policy::SchedulerPoli
   for (size_t i = 0; i < de_groups_.size(); ++i) de_fetch_cv_.push_back(sg4::ConditionVariable::create());
   policy::SchedulerContext sctx;
   sctx.hardware = &c_.sc.prefill_hardware;  // alpha: a PE node's read rate; beta: a PE GPU's prefill
+  sctx.engine = &c_.sc.engine;
   sctx.model = &c_.sc.model;
   sctx.alpha_tokens = c_.sc.policy.alpha_tokens;
   sctx.storage_block_tokens = c_.sc.policy.persist_block_tokens;

@@ -102,6 +102,7 @@ PrefillService::PrefillService(EngineContext& ctx)
   in_pass_.assign(c_.h.nodes.size(), 0);
   cost::BatchLimits limits;
   if (c_.sc.policy.batching == "quota") limits.quota_s = c_.sc.policy.compute_quota_s;
+  if (c_.sc.engine.max_pass_tokens > 0) limits.max_tokens = c_.sc.engine.max_pass_tokens;
   // HBM per token that must be resident: every layer (Basic), or two layers (layerwise: the layer
   // computing and the next one loading), whatever the simulation's granularity.
   limits.hbm_bytes_per_token = c_.sc.policy.layerwise ? 2 * c_.kv_token_layer : c_.kv_token;
@@ -166,7 +167,7 @@ bool PrefillService::has_work(const PrefillEngineState& pe) const {
 // pe's batch for the next pass (FIFO; requests whose DE-side space does not fit keep their place).
 void PrefillService::form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch,
                                 std::vector<cost::Chunk>& chunks) {
-  cost::QuotaBatchFormer former(c_.sc.model, c_.sc.prefill_hardware, unit_limits_[pe.unit]);
+  cost::QuotaBatchFormer former(c_.sc.model, c_.sc.prefill_hardware, c_.sc.engine, unit_limits_[pe.unit]);
   std::vector<RequestId> skipped;
   while (!pe.ready.empty() && !former.closed()) {
     const RequestId id = pe.ready.front();
@@ -280,7 +281,7 @@ void PrefillService::pass_loop(int group) {
 
     const double now0 = now();
     const cost::PassPlan plan =
-        cost::prefill_pass(m, c_.sc.prefill_hardware, chunks, unit_ep_[pes_[all[0]].unit]);
+        cost::prefill_pass(m, c_.sc.prefill_hardware, c_.sc.engine, chunks, unit_ep_[pes_[all[0]].unit]);
     double sum_attention = 0, max_attention = 0;
     for (size_t i = 0; i < n; ++i) {
       sum_attention += plan.attention_s[i];

@@ -69,7 +69,9 @@ class QosTags {
 
 PlatformHandles build_platform(const config::HardwareSpec& prefill_hw, const config::HardwareSpec& decode_hw,
                                int prefill_nodes, int decode_nodes, bool class_weights,
-                               double storage_block_bytes, const std::vector<int>& paced) {
+                               const StorageClient& storage, const std::vector<int>& paced) {
+  const config::EngineSpec line_rate_client;
+  const config::EngineSpec& client = storage.engine != nullptr ? *storage.engine : line_rate_client;
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e18");  // no window cap on RDMA-like flows
@@ -102,7 +104,7 @@ PlatformHandles build_platform(const config::HardwareSpec& prefill_hw, const con
     std::vector<sg4::LinkInRoute> storage_up;
     // The storage backend behind the SNIC (storage/read_rate.h). Per node, so no link is crossed by every
     // flow.
-    const double backend_bw = storage::backend_Bps(hw, storage_block_bytes);
+    const double backend_bw = storage::backend_Bps(hw, client, storage.block_bytes);
     if (backend_bw > 0) {
       auto* backend =
           duplex(zone, h, p + ".storage", backend_bw, 0, ResourceClass::kStorage, "read", "write", n, -1);

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/config/engine.h"
 #include "sim/config/hardware.h"
 #include "sim/config/model_spec.h"
 #include "sim/policy/view.h"
@@ -29,6 +30,7 @@ struct SchedulerContext {
   // The prefill nodes' (alpha and beta are a PE node's read rate and a PE GPU's prefill; null in tests that
   // give the thresholds)
   const config::HardwareSpec* hardware = nullptr;
+  const config::EngineSpec* engine = nullptr;  // its kernels and storage client (non-null with `hardware`)
   const config::ModelSpec* model = nullptr;
   double alpha_tokens = 0;          // short-read-queue threshold (tokens); 0 = the policy derives it
   double beta_tokens = 0;           // unfinished-token cap of a PE (tokens); 0 = the policy derives it

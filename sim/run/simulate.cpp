@@ -150,9 +150,9 @@ StatusOr<Results> simulate(const config::ScenarioConfig& sc, const RunOptions& o
   for (const auto& ev : sc.events)
     if (ev.kind == "role_change" && ev.to == "decode")
       to_decode.insert(to_decode.end(), ev.nodes.begin(), ev.nodes.end());
-  const auto h = platform::build_platform(sc.prefill_hardware, sc.decode_hardware, sc.cluster.prefill_nodes,
-                                          sc.cluster.decode_nodes, sc.network.qos == "priority",
-                                          storage_block_bytes(sc), to_decode);
+  const auto h = platform::build_platform(
+      sc.prefill_hardware, sc.decode_hardware, sc.cluster.prefill_nodes, sc.cluster.decode_nodes,
+      sc.network.qos == "priority", platform::StorageClient{&sc.engine, storage_block_bytes(sc)}, to_decode);
   auto events = control::EventRunner::make(sc, h);
   if (!events) return events.status();
   // The live bottleneck-free range (control/live_range.h), recomputed by the events; with policy.pd_guard

@@ -181,14 +181,11 @@ StatusOr<Outcome> bottleneck_report(const BottleneckSpec& a) {
                         : fmt::format("hardware: {} ({})\n", hw->name, hw->file);
   for (const config::HardwareSpec* h : {&*hw, &*dhw}) {
     if (!(two || h == &*hw)) continue;
-    if (h->storage_efficiency != 1.0 || h->storage_bw_per_node_Bps > 0 || h->storage_request_overhead_s > 0) {
+    if (h->storage_bw_per_node_Bps > 0) {
       out += fmt::format(
-          "note: {}storage.efficiency = {:.6g}, storage.request_overhead_s = {:.6g} and "
-          "storage.bw_per_node_Bps = "
-          "{:.6g} are ignored: the analysis assumes every SNIC is saturated at its line rate s*B (paper "
-          "§4.2)\n",
-          two ? fmt::format("{}: ", h->name) : "", h->storage_efficiency, h->storage_request_overhead_s,
-          h->storage_bw_per_node_Bps);
+          "note: {}storage.bw_per_node_Bps = {:.6g} is ignored: the analysis assumes every SNIC is saturated "
+          "at its line rate s*B (paper §4.2)\n",
+          two ? fmt::format("{}: ", h->name) : "", h->storage_bw_per_node_Bps);
     }
   }
   out += cost::format_table(*range, loads.get());

@@ -21,14 +21,13 @@ namespace {
 namespace fs = std::filesystem;
 using Vec = std::vector<double>;
 
-// What the runs depend on; a DIR made for another hardware file or other keys is refused, and so is a
-// point of the same name with another scenario or other sets.
+// What the runs depend on; a DIR made for another file to fit or other keys is refused, and so is a point of
+// the same name with another scenario or other sets.
 nlohmann::json manifest_of(const CalibrationSpec& spec) {
-  nlohmann::json m = {{"kind", "calibrate-manifest"},
-                      {"hardware_file", spec.hardware_file},
-                      {"hardware", nlohmann::json::parse(spec.hardware.dump())},
-                      {"parameters", nlohmann::json::array()},
-                      {"points", nlohmann::json::object()}};
+  nlohmann::json m = {
+      {"kind", "calibrate-manifest"},          {"target_kind", spec.target_kind},
+      {"target_file", spec.target_file},       {"target", nlohmann::json::parse(spec.target.dump())},
+      {"parameters", nlohmann::json::array()}, {"points", nlohmann::json::object()}};
   for (const auto& p : spec.parameters) m["parameters"].push_back(p.key);
   for (const auto& p : spec.points) m["points"][p.name] = {{"scenario", p.scenario}, {"sets", p.sets}};
   return m;
@@ -38,7 +37,7 @@ StatusOr<nlohmann::json> merged_manifest(const nlohmann::json& now, const std::s
   StatusOr<nlohmann::json> old = config::read_json_file(path);
   if (!old) return now;  // none yet
   const std::string refuse = fmt::format("{} holds the runs of another calibration", path);
-  for (const char* k : {"kind", "hardware_file", "hardware", "parameters"})
+  for (const char* k : {"kind", "target_kind", "target_file", "target", "parameters"})
     if (old->value(k, nlohmann::json()) != now[k])
       return Status::error(fmt::format("{} ({} differs); give another --out or remove it", refuse, k));
   nlohmann::json merged = *old;
@@ -123,14 +122,17 @@ class Study {
     c.history = fit.evaluations;
     describe(fit, &c);
     c.calibration_file = dir_ + "/calibration.json";
-    c.hardware_file = dir_ + "/" + spec_.hardware_name + "-calibrated.json";
+    c.calibrated_file = dir_ + "/" + spec_.target_name + "-calibrated.json";
     SIM_RETURN_IF_ERROR(write_calibration(spec_, o_, c));
     c.report = calibration_report(spec_, o_, c);
     return c;
   }
 
  private:
-  std::string hardware_path(const std::string& cand) const { return dir_ + "/hardware/" + cand + ".json"; }
+  // A candidate's copy of the file to fit: DIR/engine/<candidate>.json or DIR/hardware/<candidate>.json.
+  std::string candidate_path(const std::string& cand) const {
+    return dir_ + "/" + spec_.target_kind + "/" + cand + ".json";
+  }
   std::string run_name(const MeasuredPoint& p, const std::string& cand) const { return p.name + "@" + cand; }
 
   CalibrationRun run_of(const MeasuredPoint& p, const std::string& cand) const {
@@ -140,19 +142,19 @@ class Study {
     r.log = dir_ + "/points/" + r.name + ".log";
     r.args = {"run", p.scenario, "--quiet", "--out", r.result, "--set", "sim.progress=false"};
     for (const auto& s : p.sets) r.args.insert(r.args.end(), {"--set", s});
-    for (const auto& f : p.hardware_fields)
-      r.args.insert(r.args.end(), {"--set", f + "=" + hardware_path(cand)});
+    for (const auto& f : p.target_fields)
+      r.args.insert(r.args.end(), {"--set", f + "=" + candidate_path(cand)});
     return r;
   }
 
-  // The search's evaluator: writes each candidate's hardware copy, runs the points without a complete
+  // The search's evaluator: writes each candidate's copy of the file, runs the points without a complete
   // result, and reads the quantities. nullopt (and error_, failure_ or paused_ set) stops the search.
   std::optional<std::vector<Residuals>> evaluate(const std::vector<Vec>& batch) {
     std::vector<CalibrationRun> todo;
     for (const Vec& x : batch) {
       const std::string cand = candidate_name(x);
       const std::string err =
-          write_file_atomically(hardware_path(cand), hardware_with(spec_, x).dump(2) + "\n");
+          write_file_atomically(candidate_path(cand), target_with(spec_, x).dump(2) + "\n");
       if (!err.empty()) {
         error_ = Status::error(err);
         return std::nullopt;

@@ -1,19 +1,20 @@
-// `dpsim calibrate SPEC` (README.md, "Calibrate against your own measurements"): fits 1 to 3 values of a
-// hardware file to measured points (calibrate_spec.h) with child runs, by the search of fit_search.h on the
-// sum of squared relative residuals (simulated - measured) / measured. calibrate() runs nothing itself:
-// the caller's RunBatch makes the runs (a child `dpsim run` per point and candidate); run_calibrate()
-// gives it the study executor's (executor.h).
+// `dpsim calibrate SPEC` (README.md, "Calibrate against your own measurements"): fits 1 to 3 values of an
+// engine or a hardware file to measured points (calibrate_spec.h) with child runs, by the search of
+// fit_search.h on the sum of squared relative residuals (simulated - measured) / measured. calibrate() runs
+// nothing itself: the caller's RunBatch makes the runs (a child `dpsim run` per point and candidate);
+// run_calibrate() gives it the study executor's (executor.h).
 //
 // Files under the output folder DIR:
-// - hardware/<candidate>.json: the hardware file at a candidate's values (a copy; the runs use it through
-//   --set hardware=PATH, or hardware_prefill / hardware_decode for the roles on it in a scenario with a
-//   file per role); <candidate> = the values joined by '_', e.g. 0.39_3.8e-05.
+// - engine/<candidate>.json or hardware/<candidate>.json: the file to fit at a candidate's values (a copy;
+//   the runs use it through --set engine=PATH, or --set hardware=PATH, or hardware_prefill /
+//   hardware_decode for the roles on it in a scenario with a file per role); <candidate> = the values joined
+//   by '_', e.g. 0.39_3.8e-05.
 // - points/<point>@<candidate>.json (and .log): a run's results; a complete one is reused, so a rerun
 //   replays the search without running and goes on where it stopped.
-// - calibrate-manifest.json: what the runs depend on (the hardware file, the keys, each point's scenario
+// - calibrate-manifest.json: what the runs depend on (the file to fit, the keys, each point's scenario
 //   and sets); a DIR made for other runs is refused.
 // - calibration.json: the fit: values, residuals, sensitivities, every candidate, runs, wall time.
-// - <hardware name>-calibrated.json: the hardware file at the fitted values, a "sources" entry per fitted
+// - <file name>-calibrated.json: the fitted file at the fitted values, a "sources" entry per fitted
 //   key saying what it was fitted on and by which command.
 #pragma once
 
@@ -84,8 +85,8 @@ struct Calibration {
   int runs = 0;                        // candidates x points
   int runs_now = 0;                    // run by this call
   double wall_s = 0;
-  std::string calibration_file, hardware_file;  // written (kFitted, kNotFitted)
-  std::string report;                           // what `dpsim calibrate` prints
+  std::string calibration_file, calibrated_file;  // written (kFitted, kNotFitted)
+  std::string report;                             // what `dpsim calibrate` prints
 };
 
 // REQUIRES: a loaded spec. Errors (a bad option, a DIR made for other runs, a file that cannot be written)

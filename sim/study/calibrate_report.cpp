@@ -42,7 +42,7 @@ nlohmann::json or_null(const std::vector<double>& v, size_t i) {
   return i < v.size() ? nlohmann::json(v[i]) : nlohmann::json();
 }
 
-// The sources entry of a fitted key in the calibrated hardware file.
+// The sources entry of a fitted key in the calibrated file.
 std::string source_of(const CalibrationSpec& spec, const CalibrateOptions& o, const Calibration& c,
                       size_t k) {
   const FreeParameter& p = spec.parameters[k];
@@ -53,7 +53,7 @@ std::string source_of(const CalibrationSpec& spec, const CalibrateOptions& o, co
     fitted_on += fmt::format("{}{} {} measured {:g}, simulated {:.6g} ({}, tolerance {:g}%)",
                              fitted_on.empty() ? "" : "; ", f.name, f.quantity, f.measured, f.simulated,
                              percent(f.rel_error), 100 * f.tolerance);
-  const std::optional<double> was = value_in(spec.hardware, p.key);
+  const std::optional<double> was = value_in(spec.target, p.key);
   return fmt::format(
       "CALIBRATED by dpsim calibrate: {} fitted{} in [{:g}, {:g}] on the points of {} ({}): {}. {}{}. "
       "Command: {}{}",
@@ -73,8 +73,9 @@ Status write_calibration(const CalibrationSpec& spec, const CalibrateOptions& o,
                       {"spec", absolute_path(spec.file)},
                       {"name", spec.name},
                       {"command", o.command},
-                      {"hardware_file", spec.hardware_file},
-                      {"calibrated_hardware", fs::path(c.hardware_file).filename().string()},
+                      {"target_kind", spec.target_kind},
+                      {"target_file", spec.target_file},
+                      {"calibrated_file", fs::path(c.calibrated_file).filename().string()},
                       {"fitted", c.outcome == CalibrationOutcome::kFitted},
                       {"stopped_by", stop_name(c.stop)},
                       {"step_tol", o.step_tol},
@@ -86,7 +87,7 @@ Status write_calibration(const CalibrationSpec& spec, const CalibrateOptions& o,
                       {"wall_s", c.wall_s}};
   for (size_t k = 0; k < spec.parameters.size(); ++k) {
     const FreeParameter& p = spec.parameters[k];
-    const std::optional<double> was = value_in(spec.hardware, p.key);
+    const std::optional<double> was = value_in(spec.target, p.key);
     j["parameters"].push_back({{"key", p.key},
                                {"lower", p.lower},
                                {"upper", p.upper},
@@ -130,19 +131,19 @@ Status write_calibration(const CalibrationSpec& spec, const CalibrateOptions& o,
                             {"rel_errors", e.r},
                             {"objective", e.objective}});
 
-  nlohmann::ordered_json hw = hardware_with(spec, c.values);
-  hw["name"] = spec.hardware_name + "-calibrated";
+  nlohmann::ordered_json fitted = target_with(spec, c.values);
+  fitted["name"] = spec.target_name + "-calibrated";
   for (size_t k = 0; k < spec.parameters.size(); ++k)
-    hw["sources"][spec.parameters[k].key] = source_of(spec, o, c, k);
+    fitted["sources"][spec.parameters[k].key] = source_of(spec, o, c, k);
   for (const auto& [file, text] : {std::pair<std::string, std::string>{c.calibration_file, j.dump(1) + "\n"},
-                                   {c.hardware_file, hw.dump(2) + "\n"}})
+                                   {c.calibrated_file, fitted.dump(2) + "\n"}})
     if (const std::string err = write_file_atomically(file, text); !err.empty()) return Status::error(err);
   return Status::ok();
 }
 
 std::string calibration_report(const CalibrationSpec& spec, const CalibrateOptions& o, const Calibration& c) {
   std::string s = fmt::format("calibrate {}: {} parameter(s) of {}, {} point(s)\n", spec.name,
-                              spec.parameters.size(), spec.hardware_file, spec.points.size());
+                              spec.parameters.size(), spec.target_file, spec.points.size());
   const std::string why =
       c.stop == FitStop::kStep    ? fmt::format("the step fell below {:g} of each range", o.step_tol)
       : c.stop == FitStop::kExact ? "every residual is zero"
@@ -193,7 +194,8 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrateOptio
   s += outside == 0 ? "fitted: every point is within its tolerance\n"
                     : fmt::format("NOT FITTED: {} of {} points outside their tolerance at the best values\n",
                                   outside, c.points.size());
-  s += fmt::format("calibration: {}\ncalibrated hardware: {}\n", c.calibration_file, c.hardware_file);
+  s += fmt::format("calibration: {}\ncalibrated {}: {}\n", c.calibration_file, spec.target_kind,
+                   c.calibrated_file);
   return s;
 }
 

@@ -1,4 +1,4 @@
-// The outputs of `dpsim calibrate` (calibrate.h): DIR/calibration.json, DIR/<hardware name>-calibrated.json
+// The outputs of `dpsim calibrate` (calibrate.h): DIR/calibration.json, DIR/<file name>-calibrated.json
 // and the text it prints. Pure.
 #pragma once
 
@@ -10,7 +10,7 @@
 namespace sim::study {
 
 // Writes c.calibration_file (the fit, the residuals, the sensitivities, every candidate, the runs and the
-// wall time) and c.hardware_file (the spec's hardware file at the fitted values, named
+// wall time) and c.calibrated_file (the spec's file to fit at the fitted values, named
 // "<name>-calibrated", with a "sources" entry per fitted key: what it was fitted on, the outcome, the
 // command and the value it replaces). REQUIRES: c.outcome is kFitted or kNotFitted.
 Status write_calibration(const CalibrationSpec& spec, const CalibrateOptions& options, const Calibration& c);

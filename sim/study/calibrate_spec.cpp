@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "sim/config/engine.h"
 #include "sim/config/hardware.h"
 #include "sim/config/json_util.h"
 #include "sim/config/scenario.h"
@@ -65,7 +66,7 @@ void read_parameter(JsonReader& r, FreeParameter& p) {
   p.key = r.string("key", std::nullopt);
   const std::string head = p.key.substr(0, p.key.find('.'));
   if (r.ok() && (p.key.empty() || head == "name" || head == "notes" || head == "sources"))
-    r.fail("key", "the key path of a number in the hardware file (not name, notes or sources)", r.raw("key"));
+    r.fail("key", "the key path of a number in the file to fit (not name, notes or sources)", r.raw("key"));
   p.lower = number(r, "lower", "a number (the lower bound)");
   p.upper = number(r, "upper", "a number (the upper bound)");
   if (r.ok() && p.upper <= p.lower)
@@ -79,7 +80,19 @@ void read_parameter(JsonReader& r, FreeParameter& p) {
   }
 }
 
-void read_point(JsonReader& r, MeasuredPoint& p) {
+// Whether a --set of a point names the fitted file's own field (which the fit sets): for an engine file
+// "engine" and "engine_overrides" (they would change the fitted values), for a hardware file "hardware",
+// "hardware_prefill" and "hardware_decode".
+bool sets_target(const std::string& key, const std::string& kind) {
+  const auto is = [&](const char* field) {
+    const std::string f = field;
+    return key == f || key.rfind(f + ".", 0) == 0;
+  };
+  if (kind == "engine") return is("engine") || is("engine_overrides");
+  return is("hardware") || is("hardware_prefill") || is("hardware_decode");
+}
+
+void read_point(JsonReader& r, MeasuredPoint& p, const std::string& kind) {
   p.name = r.string("name", std::nullopt);
   if (r.ok() &&
       (p.name.empty() || p.name.size() > 64 ||
@@ -88,18 +101,18 @@ void read_point(JsonReader& r, MeasuredPoint& p) {
     r.fail("name", "a name of 1 to 64 letters, digits, '_' or '-'", r.raw("name"));
   p.scenario = r.string("scenario", std::nullopt);
   if (const nlohmann::json* sets = r.raw("sets")) {
-    const char* expected =
-        "an array of \"key.path=value\" overrides, none of \"hardware\", \"hardware_prefill\" or "
-        "\"hardware_decode\" (the spec's \"hardware\" names the file to fit)";
+    const std::string expected =
+        kind == "engine"
+            ? "an array of \"key.path=value\" overrides, neither \"engine\" nor \"engine_overrides\" (the "
+              "spec's \"engine\" names the file to fit)"
+            : "an array of \"key.path=value\" overrides, none of \"hardware\", \"hardware_prefill\" or "
+              "\"hardware_decode\" (the spec's \"hardware\" names the file to fit)";
     if (!sets->is_array()) r.fail("sets", expected, sets);
     for (size_t i = 0; r.ok() && i < sets->size(); ++i) {
       const nlohmann::json& s = (*sets)[i];
       const size_t eq = s.is_string() ? s.get<std::string>().find('=') : std::string::npos;
       const std::string key = eq == std::string::npos ? "" : s.get<std::string>().substr(0, eq);
-      if (key.empty() || key == "hardware" || key == "hardware_prefill" || key == "hardware_decode" ||
-          key.rfind("hardware.", 0) == 0 || key.rfind("hardware_prefill.", 0) == 0 ||
-          key.rfind("hardware_decode.", 0) == 0)
-        r.fail("sets", expected, &s);
+      if (key.empty() || sets_target(key, kind)) r.fail("sets", expected, &s);
       if (r.ok()) p.sets.push_back(s.get<std::string>());
     }
   }
@@ -158,8 +171,9 @@ std::vector<std::string> hardware_fields_for(const config::ScenarioConfig& sc, c
 }
 
 // Every point's scenario loads with its sets and with the file to fit for the roles its runs replace
-// (hardware_fields_for). The file to fit is the spec's "hardware" or, without one, the one file both roles
-// of every point's scenario run on. Sets spec.hardware_file and each point's hardware_fields.
+// (hardware_fields_for), or with the engine file to fit. The file to fit is the spec's "engine" or
+// "hardware" or, without either, the one hardware file both roles of every point's scenario run on. Sets
+// spec.target_file and each point's target_fields.
 Status check_points(CalibrationSpec& spec) {
   std::string first_point;
   for (size_t i = 0; i < spec.points.size(); ++i) {
@@ -173,53 +187,79 @@ Status check_points(CalibrationSpec& spec) {
     };
     StatusOr<config::ScenarioConfig> sc = config::load_scenario(p.scenario, p.sets);
     if (!sc) return error(sc.status().message());
+    if (spec.target_kind == "engine") {
+      // Every point runs the one engine file to fit: the spec's, or the one every point's scenario names.
+      const std::string engine = absolute_path(sc->engine_file);
+      if (spec.target_file.empty()) {
+        spec.target_file = engine;
+        first_point = p.name;
+      } else if (!same_file(engine, spec.target_file) && !first_point.empty()) {
+        return Status::error(
+            fmt::format("{}: engine: expected the engine file to fit, since the points' scenarios name "
+                        "different ones ({} for {}, {} for {})",
+                        spec.file, spec.target_file, first_point, engine, p.name));
+      }
+      p.target_fields = {"engine"};
+      if (StatusOr<config::ScenarioConfig> on =
+              config::load_scenario(p.scenario,
+                                    [&] {
+                                      std::vector<std::string> sets = p.sets;
+                                      sets.push_back("engine=" + spec.target_file);
+                                      return sets;
+                                    }());
+          !on)
+        return error(on.status().message());
+      continue;
+    }
     const std::string pre = absolute_path(sc->prefill_hardware_file),
                       dec = absolute_path(sc->decode_hardware_file);
-    if (spec.hardware_file.empty() ||
-        (!first_point.empty() && (sc->mixed_hardware || !same_file(pre, spec.hardware_file)))) {
+    if (spec.target_file.empty() ||
+        (!first_point.empty() && (sc->mixed_hardware || !same_file(pre, spec.target_file)))) {
       if (sc->mixed_hardware)
         return Status::error(
             fmt::format("{}: hardware: expected the hardware file to fit, since points[{}] ({}) runs "
                         "prefill on {} and decode on {}",
                         spec.file, i, p.name, pre, dec));
-      if (!spec.hardware_file.empty())
+      if (!spec.target_file.empty())
         return Status::error(
             fmt::format("{}: hardware: expected the hardware file to fit, since the points' scenarios "
                         "name different ones ({} for {}, {} for {})",
-                        spec.file, spec.hardware_file, first_point, pre, p.name));
-      spec.hardware_file = pre;
+                        spec.file, spec.target_file, first_point, pre, p.name));
+      spec.target_file = pre;
       first_point = p.name;
     }
-    p.hardware_fields = hardware_fields_for(*sc, spec.hardware_file);
-    if (p.hardware_fields.empty())
+    p.target_fields = hardware_fields_for(*sc, spec.target_file);
+    if (p.target_fields.empty())
       return error(fmt::format(
           "expected a scenario with a role on the hardware file to fit ({}), got prefill on {} and decode "
           "on {}",
-          spec.hardware_file, pre, dec));
+          spec.target_file, pre, dec));
     std::vector<std::string> sets = p.sets;
-    for (const auto& f : p.hardware_fields) sets.push_back(f + "=" + spec.hardware_file);
+    for (const auto& f : p.target_fields) sets.push_back(f + "=" + spec.target_file);
     if (StatusOr<config::ScenarioConfig> on = config::load_scenario(p.scenario, sets); !on)
       return error(on.status().message());
   }
   return Status::ok();
 }
 
-// Each parameter's bounds and start are values the hardware file takes at its key.
+// Each parameter's bounds and start are values the file to fit takes at its key.
 Status check_parameters(const CalibrationSpec& spec) {
   for (size_t j = 0; j < spec.parameters.size(); ++j) {
     const FreeParameter& p = spec.parameters[j];
     for (const auto& [what, v] :
          {std::pair<const char*, double>{"lower", p.lower}, {"upper", p.upper}, {"start", p.start}}) {
-      nlohmann::ordered_json doc = spec.hardware;
+      nlohmann::ordered_json doc = spec.target;
       Status s =
           set_key(doc, p.key, v)
               ? Status::ok()
-              : Status::error(fmt::format("{}: a part of the path is not an object", spec.hardware_file));
-      if (s) s = config::parse_hardware(doc.dump(), spec.hardware_file).status();
+              : Status::error(fmt::format("{}: a part of the path is not an object", spec.target_file));
+      if (s)
+        s = spec.target_kind == "engine" ? config::parse_engine(doc.dump(), spec.target_file).status()
+                                         : config::parse_hardware(doc.dump(), spec.target_file).status();
       if (!s)
         return Status::error(
-            fmt::format("{}: parameters[{}]: {} = {:g} (its {}) is not a value the hardware file takes: {}",
-                        spec.file, j, p.key, v, what, s.message()));
+            fmt::format("{}: parameters[{}]: {} = {:g} (its {}) is not a value the {} file takes: {}",
+                        spec.file, j, p.key, v, what, spec.target_kind, s.message()));
     }
   }
   return Status::ok();
@@ -255,6 +295,11 @@ StatusOr<CalibrationSpec> load_calibration_spec(const std::string& path) {
   spec.description = r.string("description", "");
   config::read_notes(r);
   const std::string hardware = r.string("hardware", "");
+  const std::string engine = r.string("engine", "");
+  if (r.ok() && !hardware.empty() && !engine.empty())
+    r.fail("engine", "absent when \"hardware\" is given (a spec fits the values of one file)",
+           r.raw("engine"));
+  spec.target_kind = engine.empty() ? "hardware" : "engine";
   spec.parameters = read_array<FreeParameter>(
       r, "parameters", "an array of 1 to 3 free parameters ({\"key\", \"lower\", \"upper\"})",
       read_parameter);
@@ -271,7 +316,7 @@ StatusOr<CalibrationSpec> load_calibration_spec(const std::string& path) {
   spec.points = read_array<MeasuredPoint>(
       r, "points",
       "an array of measured points ({\"name\", \"scenario\", \"quantity\", \"measured\", \"tolerance\"})",
-      read_point);
+      [&](JsonReader& e, MeasuredPoint& p) { read_point(e, p, spec.target_kind); });
   for (size_t i = 0; r.ok() && i < spec.points.size(); ++i)
     for (size_t k = 0; k < i; ++k)
       if (spec.points[k].name == spec.points[i].name)
@@ -285,19 +330,26 @@ StatusOr<CalibrationSpec> load_calibration_spec(const std::string& path) {
                     path, spec.parameters.size(), spec.points.size()));
   SIM_RETURN_IF_ERROR(r.finish());
 
-  if (!hardware.empty()) {
-    StatusOr<std::string> hw = resolve_file(path, "hardware", hardware, "hardware");
-    if (!hw) return hw.status();
-    spec.hardware_file = *hw;
+  const std::string& named = engine.empty() ? hardware : engine;
+  if (!named.empty()) {
+    StatusOr<std::string> f = resolve_file(path, spec.target_kind, named, spec.target_kind.c_str());
+    if (!f) return f.status();
+    spec.target_file = *f;
   }
   SIM_RETURN_IF_ERROR(check_points(spec));
-  StatusOr<config::HardwareSpec> hw = config::load_hardware(spec.hardware_file);
-  if (!hw) return Status::error(fmt::format("{}: hardware: {}", path, hw.status().message()));
-  spec.hardware_name = hw->name;
-  StatusOr<std::string> text =
-      config::read_text_file(spec.hardware_file, "a hardware file", config::kMaxJsonFileBytes);
+  if (spec.target_kind == "engine") {
+    StatusOr<config::EngineSpec> e = config::load_engine(spec.target_file);
+    if (!e) return Status::error(fmt::format("{}: engine: {}", path, e.status().message()));
+    spec.target_name = e->name;
+  } else {
+    StatusOr<config::HardwareSpec> hw = config::load_hardware(spec.target_file);
+    if (!hw) return Status::error(fmt::format("{}: hardware: {}", path, hw.status().message()));
+    spec.target_name = hw->name;
+  }
+  StatusOr<std::string> text = config::read_text_file(
+      spec.target_file, fmt::format("a {} file", spec.target_kind), config::kMaxJsonFileBytes);
   if (!text) return text.status();
-  spec.hardware = nlohmann::ordered_json::parse(*text, nullptr, false);
+  spec.target = nlohmann::ordered_json::parse(*text, nullptr, false);
   SIM_RETURN_IF_ERROR(check_parameters(spec));
   return spec;
 }
@@ -317,10 +369,10 @@ std::optional<double> number_at(const nlohmann::json& j, const std::string& key)
   return node->get<double>();
 }
 
-nlohmann::ordered_json hardware_with(const CalibrationSpec& spec, const std::vector<double>& values) {
+nlohmann::ordered_json target_with(const CalibrationSpec& spec, const std::vector<double>& values) {
   SIM_CHECK(values.size() == spec.parameters.size(), "{} values for {} parameters", values.size(),
             spec.parameters.size());
-  nlohmann::ordered_json doc = spec.hardware;
+  nlohmann::ordered_json doc = spec.target;
   for (size_t j = 0; j < values.size(); ++j)
     SIM_CHECK(set_key(doc, spec.parameters[j].key, values[j]), "key {}", spec.parameters[j].key);
   return doc;

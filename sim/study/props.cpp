@@ -91,21 +91,24 @@ class Planner {
       if (path.empty()) return Status::error(err);
       p.sets.push_back("hardware=" + path);
     } else if (run.variant == "storage") {
-      if (hw.storage_bw_per_node_Bps <= 0 && hw.storage_efficiency >= 1) {
+      // The storage's own cap (a hardware variant), else the engine's storage client (an override).
+      if (hw.storage_bw_per_node_Bps <= 0 && base.engine.storage_efficiency >= 1) {
         p.skip = "no storage variant: storage reads already run at the SNIC line rate";
         return p;
       }
-      const std::string path = variant_file(
-          base, fmt::format("storage-x{}", spec_.storage_factor),
-          [&](nlohmann::json& j) {
-            if (hw.storage_bw_per_node_Bps > 0)
+      if (hw.storage_bw_per_node_Bps > 0) {
+        const std::string path = variant_file(
+            base, fmt::format("storage-x{}", spec_.storage_factor),
+            [&](nlohmann::json& j) {
               j["storage"]["bw_per_node_Bps"] = hw.storage_bw_per_node_Bps * spec_.storage_factor;
-            else
-              j["storage"]["efficiency"] = std::min(1.0, hw.storage_efficiency * spec_.storage_factor);
-          },
-          &err);
-      if (path.empty()) return Status::error(err);
-      p.sets.push_back("hardware=" + path);
+            },
+            &err);
+        if (path.empty()) return Status::error(err);
+        p.sets.push_back("hardware=" + path);
+      } else {
+        p.sets.push_back(fmt::format("engine_overrides.storage.efficiency={:.17g}",
+                                     std::min(1.0, base.engine.storage_efficiency * spec_.storage_factor)));
+      }
     } else if (run.variant == "agents") {
       p.sets.push_back(fmt::format("workload.agents={}", static_cast<long>(std::lround(
                                                              point->workload.agents * spec_.agents_factor))));

@@ -14,6 +14,7 @@ namespace {
 void write_scenario(const std::string& path, const nlohmann::json& expect) {
   nlohmann::json sc = e2e::read_json(e2e::case_file("io_1p1d.json"));
   sc["hardware"] = e2e::case_file("e2e-io-hw.json");
+  sc["engine"] = e2e::case_file("e2e-io-engine.json");
   sc["model"] = e2e::case_file("e2e-io-model.json");
   sc["workload"]["trace"] = e2e::case_file("one_agent.jsonl");
   sc["expect"] = expect;

@@ -1,11 +1,12 @@
 // End-to-end checks of `dpsim run` against hand computations on a storage-bound 1P1D platform
-// (tests/e2e/cases/io_1p1d.json: e2e-io-hw.json + e2e-io-model.json), and the invariants of every run.
+// (tests/e2e/cases/io_1p1d.json: e2e-io-hw.json + e2e-io-engine.json + e2e-io-model.json), and the invariants
+// of every run.
 //
 // The platform (one GPU per node) is chosen so a turn's time is a sum of transfer times:
 //   SNIC S = 10 GB/s per direction, the slowest link; CNIC C = 500 GB/s; DRAM 10 TB/s (never binds);
-//   storage efficiency 1 (reads at the SNIC line rate); GPU 1e18 FLOP/s and HBM at 1e18 B/s, so prefill
-//   compute (< 1e-6 s per turn here) and the FLOP/HBM terms of a decode step (< 1e-7 s) vanish, and a
-//   decode step costs the hardware's kernels.decode_step_overhead_s (tau = 0.5 ms);
+//   the engine's storage efficiency 1 (reads at the SNIC line rate); GPU 1e18 FLOP/s and HBM at 1e18 B/s, so
+//   prefill compute (< 1e-6 s per turn here) and the FLOP/HBM terms of a decode step (< 1e-7 s) vanish, and a
+//   decode step costs the engine's decode.cpu_s (tau = 0.5 ms);
 //   the model moves kv = layers x bytes_per_token_layer = 10 x 100,000 B = 1 MB per token.
 // Every number below is read from those files and the trace, not retyped.
 #include <catch2/catch.hpp>
@@ -30,14 +31,15 @@ IoPlatform io_platform() {
   const auto sc = e2e::read_json(kScenario);
   const auto model = e2e::read_json(e2e::case_file(sc.at("model")));
   const auto hw = e2e::read_json(e2e::case_file(sc.at("hardware")));
+  const auto engine = e2e::read_json(e2e::case_file(sc.at("engine")));
   IoPlatform p;
   const auto& kv = model.at("kv");
   double per_layer = kv.at("bytes_per_token_layer").get<double>();
   if (kv.value("indexer_keys_in_cache", true)) per_layer += kv.value("indexer_bytes_per_token_layer", 0.0);
   p.kv = per_layer * model.at("layers").get<double>();
-  p.S = hw.at("snic").at("bw_Bps").get<double>() * hw.at("storage").value("efficiency", 1.0);
+  p.S = hw.at("snic").at("bw_Bps").get<double>() * engine.at("storage").value("efficiency", 1.0);
   p.C = hw.at("cnic").at("bw_Bps").get<double>();
-  p.tau = hw.at("kernels").at("decode_step_overhead_s").get<double>();
+  p.tau = engine.at("decode").at("cpu_s").get<double>();
   REQUIRE(p.S < p.C / 10);  // the fixture's premise: the SNIC is by far the slowest link
   return p;
 }

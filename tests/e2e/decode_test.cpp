@@ -115,18 +115,21 @@ TEST_CASE(
 
 TEST_CASE("Decode EP exchange: CNICs of 1 MB/s -> the exchange, not the compute, sets the step time",
           "[e2e]") {
-  // ep_1p2d on ep-slow-cnic-hw (hopper-8x400g with 1 MB/s CNICs). During the turn's 9 decode steps the
+  // ep_1p2d on ep-slow-cnic-hw (hopper-8x400g with 1 MB/s CNICs) and its engine (DeepSeek's kernels, no fixed
+  // costs). During the turn's 9 decode steps the
   // decode CNICs carry nothing but the exchange (the H2D copy came before, the persist comes after), so each
   // node's exchange flow runs at 1 MB/s: a step's 42,195 B (previous case) take 42.195 ms, against a few ms
   // of compute. With two micro-batches (the default) one micro-batch's exchange of one MoE layer cannot
   // hide behind the other's compute: + 42.195 ms / 29 layers / 2 = 0.7275 ms, a TPOT of 42.9225 ms; with
   // ideal overlap, 42.195 ms. A plan that ended with its compute would give a few ms; and every decode CNIC
   // still carries the 9 steps' 379,755 B each way.
-  const auto r = e2e::run_ok(e2e::case_file("ep_1p2d.json"), {"hardware=ep-slow-cnic-hw.json"});
+  const auto r = e2e::run_ok(e2e::case_file("ep_1p2d.json"),
+                             {"hardware=ep-slow-cnic-hw.json", "engine=ep-slow-cnic-engine.json"});
   CHECK(r.at("summary").at("tpot_s").at("mean").get<double>() ==
         Approx(42195.0 / 1e6 * (1 + 1.0 / 29 / 2)).epsilon(1e-6));
-  const auto ideal = e2e::run_ok(e2e::case_file("ep_1p2d.json"),
-                                 {"hardware=ep-slow-cnic-hw.json", "policy.ep_overlap=ideal"});
+  const auto ideal = e2e::run_ok(
+      e2e::case_file("ep_1p2d.json"),
+      {"hardware=ep-slow-cnic-hw.json", "engine=ep-slow-cnic-engine.json", "policy.ep_overlap=ideal"});
   CHECK(ideal.at("summary").at("tpot_s").at("mean").get<double>() == Approx(42195.0 / 1e6).epsilon(1e-6));
   for (const char* dir : {"read", "write"})
     CHECK(e2e::node_link_bytes(r, "cnic", 2, dir) == Approx(8 * 379755.0).epsilon(1e-6));
@@ -137,7 +140,8 @@ TEST_CASE(
     "hides "
     "it, none adds it to the step",
     "[e2e]") {
-  // ep_1p2d on ep-slow-cnic-latency-hw: ep-slow-cnic-hw plus 40 us of dispatch and 50 us of combine per MoE
+  // ep_1p2d on ep-slow-cnic-latency-hw with ep-slow-cnic-latency-engine: ep-slow-cnic-engine plus 40 us of
+  // dispatch and 50 us of combine per MoE
   // layer (DS 27B: 29 of 30 layers). A step's exchange bytes take 42.195 ms at 1 MB/s (previous cases);
   // the compute is a few ms. By hand, per step:
   //   two micro-batches: 2 x 29 x 90 us + 42.195 ms + the fill (90 us + 42.195 ms / 29 / 2) = 48.2325 ms;
@@ -150,13 +154,15 @@ TEST_CASE(
     return e2e::run_ok(ep, sets).at("summary").at("tpot_s").at("mean").get<double>();
   };
   const std::string hw = "hardware=ep-slow-cnic-latency-hw.json";
-  CHECK(tpot({hw}) == Approx(2 * 29 * 90e-6 + 42.195e-3 + 90e-6 + 42.195e-3 / 29 / 2).epsilon(1e-6));
-  CHECK(tpot({hw, "policy.ep_overlap=ideal"}) == Approx(42.195e-3).epsilon(1e-6));
-  const double none = tpot({hw, "policy.ep_overlap=none"});
-  const double none_without = tpot({"hardware=ep-slow-cnic-hw.json", "policy.ep_overlap=none"});
+  const std::string latency = "engine=ep-slow-cnic-latency-engine.json";
+  CHECK(tpot({hw, latency}) == Approx(2 * 29 * 90e-6 + 42.195e-3 + 90e-6 + 42.195e-3 / 29 / 2).epsilon(1e-6));
+  CHECK(tpot({hw, latency, "policy.ep_overlap=ideal"}) == Approx(42.195e-3).epsilon(1e-6));
+  const double none = tpot({hw, latency, "policy.ep_overlap=none"});
+  const double none_without =
+      tpot({"hardware=ep-slow-cnic-hw.json", "engine=ep-slow-cnic-engine.json", "policy.ep_overlap=none"});
   CHECK(none - none_without == Approx(29 * 90e-6).epsilon(1e-6));
   // The switch: without fixed costs the latency is gone, whatever the overlap.
-  CHECK(tpot({hw, "policy.ep_overlap=none", "policy.fixed_costs=false"}) ==
+  CHECK(tpot({hw, latency, "policy.ep_overlap=none", "policy.fixed_costs=false"}) ==
         Approx(none_without).epsilon(1e-9));
 }
 

@@ -1,9 +1,10 @@
-// The project's model and hardware files as the unit tests' hand computations read them.
+// The project's model, hardware and engine files as the unit tests' hand computations read them.
 #pragma once
 
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "sim/config/engine.h"
 #include "sim/config/hardware.h"
 #include "sim/config/model_spec.h"
 #include "tests/unit/config/config_fixtures.h"
@@ -26,34 +27,46 @@ inline config::HardwareSpec real_hardware(const std::string& name) {
   return *hw;
 }
 
+inline config::EngineSpec real_engine(const std::string& name) {
+  StatusOr<config::EngineSpec> e =
+      config::load_engine(std::string(DPSIM_SOURCE_DIR) + "/models/engine/" + name + ".json");
+  INFO(config::testing::error_of(e));
+  REQUIRE(e.is_ok());
+  return *e;
+}
+
 // hopper-8x400g for hand computations. The REQUIREs pin the published numbers the arithmetic reads (a
-// changed file fails here, not as a wrong number). The CALIBRATION values (kernels.indexer,
-// storage.request_overhead_s) and the overheads are set to the values the file had when the tests were
-// written, so that refitting them does not move every hand computation; what the file holds now is
-// checked once, in tests/unit/config/hardware_test.cpp.
+// changed file fails here, not as a wrong number).
 inline config::HardwareSpec pinned_hopper() {
   config::HardwareSpec hw = real_hardware("hopper-8x400g");
   REQUIRE(hw.gpus_per_node == 8);
   REQUIRE(hw.gpu_flops == 1.979e15);
   REQUIRE(hw.gpu_bf16_flops == 989e12);
   REQUIRE(hw.gpu_hbm_bw_Bps == 3.35e12);
-  REQUIRE(hw.k_prefill_attention == 0.3234);
-  REQUIRE(hw.k_decode_attention == 0.2072);
-  REQUIRE(hw.k_gemm == 0.6468);
-  REQUIRE(hw.k_gemm_hbm == 0.7964);
-  REQUIRE(hw.k_attention_hbm == 0.8955);
   REQUIRE(hw.nvlink_bw_Bps == 160e9);
   REQUIRE(hw.snic_bw_Bps == 50e9);
-  REQUIRE(hw.storage_efficiency == 0.859);
   REQUIRE(hw.storage_bw_per_node_Bps == 0);
-  hw.k_indexer = 0.063;
-  hw.k_prefill_efficiency = 1;
-  hw.storage_request_overhead_s = 40e-6;
-  hw.prefill_layer_overhead_s = 0;
-  hw.decode_layer_overhead_s = 0;
-  hw.decode_step_overhead_s = 0;
-  hw.ep_latency = {};
   return hw;
+}
+
+// The kernel rates of DeepSeek's kernels for hand computations: the published fractions (FlashMLA, DeepGEMM)
+// as the tests were written, with the CALIBRATION values (kernels.indexer, storage.request_overhead_s) and
+// the fixed costs set to the values of that time, so that refitting or resourcing a value of a shipped
+// engine file does not move every hand computation; what the files hold now is checked once, in
+// tests/unit/config/engine_test.cpp. Nothing beyond the kernels' rates: ideal overlap, no pass cap, no MTP,
+// perfect expert balance, no CPU time.
+inline config::EngineSpec pinned_engine() {
+  config::EngineSpec e;
+  e.k_prefill_attention_mqa = e.k_prefill_attention_mha = 0.3234;
+  e.k_decode_attention_dense = e.k_decode_attention_sparse = 0.2072;
+  e.k_gemm = 0.6468;
+  e.k_gemm_hbm = 0.7964;
+  e.k_attention_hbm = 0.8955;
+  e.storage_efficiency = 0.859;
+  e.k_indexer = 0.063;
+  e.k_prefill_efficiency = 1;
+  e.storage_request_overhead_s = 40e-6;
+  return e;
 }
 
 // ds660b for hand computations: the REQUIREs pin every field the arithmetic reads, so a changed file fails

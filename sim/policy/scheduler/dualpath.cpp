@@ -26,13 +26,14 @@ class DualPathScheduler : public SchedulerPolicy {
   // (dualpath/thresholds.h) when they are 0.
   void configure(const SchedulerContext& ctx) override {
     ctx_ = ctx;
-    if (ctx.hardware == nullptr || ctx.model == nullptr) return;
+    if (ctx.hardware == nullptr || ctx.engine == nullptr || ctx.model == nullptr) return;
     ctx_.alpha_tokens = dualpath::resolve_threshold(
-        ctx.alpha_tokens,
-        dualpath::alpha_tokens(*ctx.hardware, *ctx.model, dualpath::kAlphaWindowS, ctx.storage_block_tokens));
+        ctx.alpha_tokens, dualpath::alpha_tokens(*ctx.hardware, *ctx.engine, *ctx.model,
+                                                 dualpath::kAlphaWindowS, ctx.storage_block_tokens));
     ctx_.beta_tokens = dualpath::resolve_threshold(
-        ctx.beta_tokens, dualpath::beta_tokens(*ctx.hardware, *ctx.model, dualpath::kPaperTypicalTurn,
-                                               dualpath::kBetaWindowS, ctx.prefill_weight_shards));
+        ctx.beta_tokens,
+        dualpath::beta_tokens(*ctx.hardware, *ctx.engine, *ctx.model, dualpath::kPaperTypicalTurn,
+                              dualpath::kBetaWindowS, ctx.prefill_weight_shards));
   }
   Placement place(const RequestInfo&, const ClusterView&) override {
     SIM_CHECK(false, "the dualpath scheduler is queued: the engine calls fetch_pe/fetch_de, never place");

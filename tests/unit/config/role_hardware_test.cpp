@@ -67,9 +67,8 @@ TEST_CASE(
   CHECK(sc->decode_hardware.gpu_hbm_bytes == 96e9);
   CHECK(&sim::config::role_hardware(*sc, UnitRole::kDecode) == &sc->decode_hardware);
   CHECK(&sim::config::role_hardware(*sc, UnitRole::kPrefill) == &sc->prefill_hardware);
-  // The scenario's execution choices reach both files.
-  CHECK(sc->prefill_hardware.ep_overlap == sim::config::EpOverlap::kNone);
-  CHECK(sc->decode_hardware.ep_overlap == sim::config::EpOverlap::kNone);
+  // The scenario's execution choices reach the engine, which both roles run.
+  CHECK(sc->engine.ep_overlap == sim::config::EpOverlap::kNone);
   // Units per role: a dense model has units of one GPU; the decode role has 4 GPUs.
   CHECK(sim::config::unit_gpus(*sc, UnitRole::kDecode) == 1);
   CHECK(sc->resolved.at("hardware_decode") == "other-hw.json");

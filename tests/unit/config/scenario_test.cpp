@@ -87,10 +87,11 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   const nlohmann::json& r = sc->resolved;
   std::vector<std::string> keys;
   for (auto it = r.begin(); it != r.end(); ++it) keys.push_back(it.key());
-  CHECK(keys == std::vector<std::string>{"cache", "cluster", "control", "description", "hardware", "model",
-                                         "name", "network", "outputs", "policy", "seed", "sim", "slo",
-                                         "storage", "workload"});
+  CHECK(keys == std::vector<std::string>{"cache", "cluster", "control", "description", "engine", "hardware",
+                                         "model", "name", "network", "outputs", "policy", "seed", "sim",
+                                         "slo", "storage", "workload"});
   CHECK(r["hardware"] == "tiny-hw.json");
+  CHECK(r["engine"] == "dualpath-paper");  // the default engine, as written
   CHECK(r["model"] == "tiny-model.json");
   CHECK(r["name"] == "minimal");
   CHECK(r["cluster"]["prefill_nodes"] == 2);
@@ -108,7 +109,7 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["outputs"]["window_s"] == 1.0);
   CHECK(r["seed"] == 1);
   CHECK(r["policy"].size() == 14);
-  CHECK(r["policy"]["ep_overlap"] == "two_micro_batches");
+  CHECK(r["policy"]["ep_overlap"] == "engine");  // the engine file's exchange.overlap
   CHECK(r["policy"]["fixed_costs"] == true);
   CHECK(r["policy"]["pd_guard"] == "off");
   CHECK(r["policy"]["pe_group_nodes"] == 0);
@@ -131,34 +132,35 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["cache"]["eviction"] == "lru");
 }
 
-TEST_CASE("Scenario: policy.ep_overlap and policy.fixed_costs -> what the cost model reads in the hardware",
+TEST_CASE("Scenario: policy.ep_overlap and policy.fixed_costs -> what the cost model reads in the engine",
           "[unit]") {
   ScratchDir dir;
   const std::string paper_hw = std::string(DPSIM_SOURCE_DIR) + "/models/hardware/hopper-8x400g.json";
   const std::string text =
       "{\"hardware\": \"" + paper_hw + "\", \"model\": \"" + data_file("tiny-model.json") + "\"}";
   const std::string file = dir.write("paper.json", text);
-  // The default: two micro-batches, the hardware file's fixed costs as written.
+  // The default: the default engine (the paper's) as its file says: two micro-batches, its fixed costs.
   auto on = load_scenario(file, {});
   REQUIRE(error_of(on) == "");
-  CHECK(on->prefill_hardware.ep_overlap == sim::config::EpOverlap::kTwoMicroBatches);
-  CHECK(on->prefill_hardware.ep_latency.ep_gpus.size() == 6);
-  CHECK(on->prefill_hardware.decode_layer_overhead_s == 13.5e-6);
-  CHECK(on->prefill_hardware.prefill_layer_overhead_s == 13.5e-6);
+  CHECK(on->engine.name == "dualpath-paper");
+  CHECK(on->engine.ep_overlap == sim::config::EpOverlap::kTwoMicroBatches);
+  CHECK(on->engine.ep_latency.ep_gpus.size() == 6);
+  CHECK(on->engine.decode_layer_overhead_s == 13.5e-6);
+  CHECK(on->engine.prefill_layer_overhead_s == 13.5e-6);
   // fixed_costs = false: the latency table and every overhead are gone; nothing else of the file changes.
   auto off = load_scenario(file, {"policy.fixed_costs=false", "policy.ep_overlap=none"});
   REQUIRE(error_of(off) == "");
-  CHECK(off->prefill_hardware.ep_overlap == sim::config::EpOverlap::kNone);
-  CHECK(off->prefill_hardware.ep_latency.ep_gpus.empty());
-  CHECK(off->prefill_hardware.ep_latency.decode_dispatch_s.empty());
-  CHECK(off->prefill_hardware.decode_layer_overhead_s == 0);
-  CHECK(off->prefill_hardware.prefill_layer_overhead_s == 0);
-  CHECK(off->prefill_hardware.decode_step_overhead_s == 0);
-  CHECK(off->prefill_hardware.k_prefill_efficiency == on->prefill_hardware.k_prefill_efficiency);
-  CHECK(off->prefill_hardware.k_indexer == on->prefill_hardware.k_indexer);
+  CHECK(off->engine.ep_overlap == sim::config::EpOverlap::kNone);
+  CHECK(off->engine.ep_latency.ep_gpus.empty());
+  CHECK(off->engine.ep_latency.decode_dispatch_s.empty());
+  CHECK(off->engine.decode_layer_overhead_s == 0);
+  CHECK(off->engine.prefill_layer_overhead_s == 0);
+  CHECK(off->engine.decode_cpu_s == 0);
+  CHECK(off->engine.k_prefill_efficiency == on->engine.k_prefill_efficiency);
+  CHECK(off->engine.k_indexer == on->engine.k_indexer);
   auto ideal = load_scenario(file, {"policy.ep_overlap=ideal"});
   REQUIRE(error_of(ideal) == "");
-  CHECK(ideal->prefill_hardware.ep_overlap == sim::config::EpOverlap::kIdeal);
+  CHECK(ideal->engine.ep_overlap == sim::config::EpOverlap::kIdeal);
 }
 
 TEST_CASE("Scenario: resolved JSON loaded again -> the same resolved JSON", "[unit]") {

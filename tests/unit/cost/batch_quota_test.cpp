@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/paper_files.h"
+
 namespace sim::cost {
 namespace {
 
@@ -25,9 +27,14 @@ config::ModelSpec toy_model() {
 config::HardwareSpec toy_hw() {
   config::HardwareSpec hw;
   hw.gpu_flops = 4;
-  hw.k_prefill_attention = 1;  // the whole peak
-  hw.k_gemm = 0.5;             // the GEMM rate must not enter the quota (a former on it would be 2x off)
   return hw;
+}
+
+config::EngineSpec toy_engine() {
+  config::EngineSpec e;
+  e.k_prefill_attention_mha = e.k_prefill_attention_mqa = 1;  // the whole peak, in either form
+  e.k_gemm = 0.5;  // the GEMM rate must not enter the quota (a former on it would be 2x off)
+  return e;
 }
 
 // The batch `b` formed from `cs` as chunks.
@@ -45,11 +52,11 @@ TEST_CASE("Batch quota: hand example -> two whole requests and the third chunked
   const std::vector<Chunk> cs = {{0, 10}, {0, 10}, {100, 10}, {0, 1}};
   BatchLimits lim;
   lim.quota_s = 400;
-  const QuotaBatch b = form_quota_batch(cs, toy_model(), toy_hw(), lim);
+  const QuotaBatch b = form_quota_batch(cs, toy_model(), toy_hw(), toy_engine(), lim);
   CHECK(b.whole == 2);
   CHECK(b.chunk_bsz == 2);
   CHECK(b.size() == 3);
-  CHECK(attention_time_s(toy_model(), toy_hw(), chunks_of(b, cs)) == 313);
+  CHECK(attention_time_s(toy_model(), toy_hw(), toy_engine(), chunks_of(b, cs)) == 313);
 }
 
 TEST_CASE("Batch quota: next request cannot take one token -> it stays out, the batch is the rest",
@@ -57,7 +64,8 @@ TEST_CASE("Batch quota: next request cannot take one token -> it stays out, the 
   // Quota 200: 110 used, 90 left; {100, 1} alone costs 101.
   BatchLimits lim;
   lim.quota_s = 200;
-  const QuotaBatch b = form_quota_batch({{0, 10}, {0, 10}, {100, 10}}, toy_model(), toy_hw(), lim);
+  const QuotaBatch b =
+      form_quota_batch({{0, 10}, {0, 10}, {100, 10}}, toy_model(), toy_hw(), toy_engine(), lim);
   CHECK(b.whole == 2);
   CHECK(b.chunk_bsz == 0);
 }
@@ -65,14 +73,14 @@ TEST_CASE("Batch quota: next request cannot take one token -> it stays out, the 
 TEST_CASE("Batch quota: a lone request over the quota even at one token -> runs with one token", "[unit]") {
   BatchLimits lim;
   lim.quota_s = 10;
-  const QuotaBatch b = form_quota_batch({{1000, 50}, {0, 1}}, toy_model(), toy_hw(), lim);
+  const QuotaBatch b = form_quota_batch({{1000, 50}, {0, 1}}, toy_model(), toy_hw(), toy_engine(), lim);
   CHECK(b.whole == 0);
   CHECK(b.chunk_bsz == 1);
 }
 
 TEST_CASE("Batch quota: no quota -> every request joins whole", "[unit]") {
   const QuotaBatch b =
-      form_quota_batch({{1e6, 1e4}, {1e6, 1e4}, {0, 3}}, toy_model(), toy_hw(), BatchLimits{});
+      form_quota_batch({{1e6, 1e4}, {1e6, 1e4}, {0, 3}}, toy_model(), toy_hw(), toy_engine(), BatchLimits{});
   CHECK(b.whole == 3);
   CHECK(b.chunk_bsz == 0);
 }
@@ -82,14 +90,16 @@ TEST_CASE("Batch quota: HBM cap -> stops before the request whose cached + bsz w
   lim.hbm_bytes = 100;
   lim.hbm_bytes_per_token = 1;
   // 10 + 70 = 80 fit; + 30 = 110 does not. The first request always joins, even above the cap.
-  CHECK(form_quota_batch({{0, 10}, {50, 20}, {0, 30}, {0, 1}}, toy_model(), toy_hw(), lim).whole == 2);
-  CHECK(form_quota_batch({{500, 10}, {0, 1}}, toy_model(), toy_hw(), lim).whole == 1);
+  CHECK(form_quota_batch({{0, 10}, {50, 20}, {0, 30}, {0, 1}}, toy_model(), toy_hw(), toy_engine(), lim)
+            .whole == 2);
+  CHECK(form_quota_batch({{500, 10}, {0, 1}}, toy_model(), toy_hw(), toy_engine(), lim).whole == 1);
 }
 
 TEST_CASE("Batch quota former: offers one by one -> whole, then chunked, then closed", "[unit]") {
   const auto m = toy_model();
   const auto hw = toy_hw();
-  QuotaBatchFormer f(m, hw, BatchLimits{400, 1e300, 0});
+  const auto e = toy_engine();
+  QuotaBatchFormer f(m, hw, e, BatchLimits{400, 1e300, 0});
   auto o1 = f.offer({0, 10});
   CHECK(o1.verdict == Verdict::kWhole);
   CHECK(o1.bsz == 10);
@@ -98,7 +108,7 @@ TEST_CASE("Batch quota former: offers one by one -> whole, then chunked, then cl
   CHECK(o2.verdict == Verdict::kChunked);
   CHECK(o2.bsz == 3);  // 55 used, 345 left: b = 3 -> 306 fits, b = 4 -> 410 does not
   CHECK(f.closed());
-  CHECK(f.attention_s() == attention_time_s(m, hw, f.chunks()));
+  CHECK(f.attention_s() == attention_time_s(m, hw, e, f.chunks()));
 }
 
 TEST_CASE("Batch quota: batch time exactly at the quota -> it fits, whole or cut to that bsz", "[unit]") {
@@ -106,11 +116,12 @@ TEST_CASE("Batch quota: batch time exactly at the quota -> it fits, whole or cut
   // quota is inclusive). {100, 2}: 100 x 2 + 3 = 203 s; 55 + 203 = 258 s = the quota: cut to exactly 2.
   BatchLimits lim;
   lim.quota_s = 110;
-  const QuotaBatch whole = form_quota_batch({{0, 10}, {0, 10}, {0, 1}}, toy_model(), toy_hw(), lim);
+  const QuotaBatch whole =
+      form_quota_batch({{0, 10}, {0, 10}, {0, 1}}, toy_model(), toy_hw(), toy_engine(), lim);
   CHECK(whole.whole == 2);
   CHECK(whole.chunk_bsz == 0);
   lim.quota_s = 258;
-  const QuotaBatch cut = form_quota_batch({{0, 10}, {100, 10}}, toy_model(), toy_hw(), lim);
+  const QuotaBatch cut = form_quota_batch({{0, 10}, {100, 10}}, toy_model(), toy_hw(), toy_engine(), lim);
   CHECK(cut.whole == 1);
   CHECK(cut.chunk_bsz == 2);
 }
@@ -132,6 +143,7 @@ constexpr double kMainFlops = 6.400086e14, kIndexerFlops = 1.24677e14;
 struct Ds660b {
   config::ModelSpec m;
   config::HardwareSpec hw;
+  config::EngineSpec e;
 };
 
 Ds660b ds660b() {
@@ -147,13 +159,9 @@ Ds660b ds660b() {
   REQUIRE(m->indexer_heads == 64);
   REQUIRE(m->indexer_head_dim == 128);
   REQUIRE(hw->gpu_flops == 1.979e15);
-  REQUIRE(hw->k_prefill_attention == 0.3234);
-  // The indexer's rate and the prefill's efficiency are set to what the file had when this was written (the
-  // efficiency is a CALIBRATION value), so that a refit does not move the hand computations
-  // (hardware_test.cpp checks the file's values).
-  hw->k_indexer = 0.063;
-  hw->k_prefill_efficiency = 1;
-  return {*m, *hw};
+  // DeepSeek's kernels as the hand computations read them: the sparse prefill at 0.3234 of the FP8 peak, the
+  // indexer at what the file had when this was written (tests/unit/paper_files.h).
+  return {*m, *hw, sim::testing::pinned_engine()};
 }
 
 }  // namespace
@@ -176,13 +184,13 @@ TEST_CASE(
   const std::vector<Chunk> cs(140, Chunk{32768, 429});
   BatchLimits lim;
   lim.quota_s = 0.3;
-  const QuotaBatch b = form_quota_batch(cs, d.m, d.hw, lim);
+  const QuotaBatch b = form_quota_batch(cs, d.m, d.hw, d.e, lim);
   CHECK(b.whole == 133);
   CHECK(b.chunk_bsz == 352);
-  CHECK(attention_time_s(d.m, d.hw, chunks_of(b, cs)) ==
+  CHECK(attention_time_s(d.m, d.hw, d.e, chunks_of(b, cs)) ==
         Approx(133 * (244'712'472'576.0 / kMainFlops + 231'828'799'488.0 / kIndexerFlops) +
                200'789'721'088.0 / kMainFlops + 189'996'466'176.0 / kIndexerFlops));
-  CHECK(attention_time_s(d.m, d.hw, chunks_of(b, cs)) == Approx(0.2999961).epsilon(1e-6));
+  CHECK(attention_time_s(d.m, d.hw, d.e, chunks_of(b, cs)) == Approx(0.2999961).epsilon(1e-6));
 }
 
 TEST_CASE("Batch quota: ds660b, a lone fresh prompt at 300 ms -> 16K joins whole, 64K is cut to 61,229",
@@ -199,12 +207,12 @@ TEST_CASE("Batch quota: ds660b, a lone fresh prompt at 300 ms -> 16K joins whole
   const Ds660b d = ds660b();
   BatchLimits lim;
   lim.quota_s = 0.3;
-  const QuotaBatch whole = form_quota_batch({{0, 16384}}, d.m, d.hw, lim);
+  const QuotaBatch whole = form_quota_batch({{0, 16384}}, d.m, d.hw, d.e, lim);
   CHECK(whole.whole == 1);
   CHECK(whole.chunk_bsz == 0);
-  CHECK(attention_time_s(d.m, d.hw, {{0, 16384}}) ==
+  CHECK(attention_time_s(d.m, d.hw, d.e, {{0, 16384}}) ==
         Approx(8'762'018'496'512.0 / kMainFlops + 2'199'157'473'280.0 / kIndexerFlops));
-  const QuotaBatch b = form_quota_batch({{0, 65536}}, d.m, d.hw, lim);
+  const QuotaBatch b = form_quota_batch({{0, 65536}}, d.m, d.hw, d.e, lim);
   CHECK(b.whole == 0);
   CHECK(b.chunk_bsz == 61229);
 }

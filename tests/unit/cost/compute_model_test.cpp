@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cost/compute_plan.h"
 #include "tests/unit/config/config_fixtures.h"
 #include "tests/unit/paper_files.h"
 
@@ -16,6 +17,7 @@ namespace sim::cost {
 namespace {
 
 using Catch::Matchers::Contains;
+using config::EngineSpec;
 using config::HardwareSpec;
 using config::ModelSpec;
 using config::testing::error_of;
@@ -32,14 +34,27 @@ HardwareSpec hopper() {
   return testing::pinned_hopper();
 }
 
-// ds660b on hopper-8x400g, the pair the hand computations below use (both pinned: tests/unit/paper_files.h).
+EngineSpec kernels() {
+  return testing::pinned_engine();
+}
+
+// ds660b on hopper-8x400g with DeepSeek's kernels, what the hand computations below use (all pinned:
+// tests/unit/paper_files.h).
 struct Ds660bHopper {
   ModelSpec m;
   HardwareSpec hw;
+  EngineSpec e;
 };
 
 Ds660bHopper ds660b_hopper() {
-  return {testing::pinned_ds660b(), hopper()};
+  return {testing::pinned_ds660b(), hopper(), kernels()};
+}
+
+// One GPU's decode step in a group of `shards` GPUs that all hold the same batch (the plan of
+// cost/compute_plan.h with the pinned engine: ideal overlap, so the step is its compute).
+double decode_step_time_s(const ModelSpec& m, const HardwareSpec& hw, const EngineSpec& e, int batch,
+                          double context, int shards) {
+  return decode_step(m, hw, e, batch, context, EpGroup{shards, hw.gpus_per_node}).step_s;
 }
 
 // The rates of hopper() (gpu_rates), by hand:
@@ -311,11 +326,12 @@ TEST_CASE("Attention FLOPs: hand-counted chunks -> causal sums with a top-k cap 
 TEST_CASE("Attention time: more cached or new tokens -> longer but sparse attention saturates past top-k",
           "[unit]") {
   const HardwareSpec hw;
+  const EngineSpec e;
   ModelSpec qwen = real_model("qwen32b");
-  double base = attention_time_s(qwen, hw, {{1000, 500}});
-  CHECK(attention_time_s(qwen, hw, {{2000, 500}}) > base);
-  CHECK(attention_time_s(qwen, hw, {{1000, 600}}) > base);
-  CHECK(attention_time_s(qwen, hw, {{1000, 500}, {0, 10}}) > base);
+  double base = attention_time_s(qwen, hw, e, {{1000, 500}});
+  CHECK(attention_time_s(qwen, hw, e, {{2000, 500}}) > base);
+  CHECK(attention_time_s(qwen, hw, e, {{1000, 600}}) > base);
+  CHECK(attention_time_s(qwen, hw, e, {{1000, 500}, {0, 10}}) > base);
 
   ModelSpec ds = real_model("ds660b");
   const double per_indexed = 2.0 * 64 * 128;
@@ -326,13 +342,13 @@ TEST_CASE("Attention time: more cached or new tokens -> longer but sparse attent
   no_indexer.indexer_heads = 0;
   CHECK(attention_flops(no_indexer, {40000, 100}) == attention_flops(no_indexer, {30000, 100}));
   CHECK(attention_flops(no_indexer, {1000, 100}) < attention_flops(no_indexer, {3000, 100}));
-  CHECK(attention_time_s(ds, hw, {{40000, 100}}) > attention_time_s(ds, hw, {{30000, 100}}));
+  CHECK(attention_time_s(ds, hw, e, {{40000, 100}}) > attention_time_s(ds, hw, e, {{30000, 100}}));
 }
 
 TEST_CASE("GPU rates: hopper-8x400g -> the kernels' fractions of the FP8 or BF16 peak and of HBM", "[unit]") {
   const Ds660bHopper d = ds660b_hopper();
   // A wrong fraction, a swapped kernel or a GEMM at the wrong precision changes one of these.
-  const GpuRates r = gpu_rates(d.m, d.hw);
+  const GpuRates r = gpu_rates(d.m, d.hw, d.e);
   CHECK(r.prefill_attention == Approx(kRpa).epsilon(1e-12));
   CHECK(r.decode_attention == Approx(kRda).epsilon(1e-12));
   CHECK(r.indexer == Approx(kRidx).epsilon(1e-12));
@@ -340,11 +356,11 @@ TEST_CASE("GPU rates: hopper-8x400g -> the kernels' fractions of the FP8 or BF16
   CHECK(r.gemm_hbm == Approx(kRwb).epsilon(1e-12));
   CHECK(r.attention_hbm == Approx(kRkv).epsilon(1e-12));
   const ModelSpec qwen = real_model("qwen32b");  // BF16 model: 989e12 x 0.6468
-  CHECK(gpu_rates(qwen, d.hw).gemm == Approx(kRgemmBf16).epsilon(1e-12));
-  CHECK(gpu_rates(qwen, d.hw).prefill_attention == Approx(kRpa).epsilon(1e-12));  // attention: not BF16
+  CHECK(gpu_rates(qwen, d.hw, d.e).gemm == Approx(kRgemmBf16).epsilon(1e-12));
+  CHECK(gpu_rates(qwen, d.hw, d.e).prefill_attention == Approx(kRpa).epsilon(1e-12));  // attention: not BF16
   HardwareSpec no_bf16 = d.hw;
   no_bf16.gpu_bf16_flops = 0;  // 0 = half of gpu.flops: 1.979e15 / 2 x 0.6468 = 6.400086e14
-  CHECK(gpu_rates(qwen, no_bf16).gemm == Approx(6.400086e14).epsilon(1e-12));
+  CHECK(gpu_rates(qwen, no_bf16, d.e).gemm == Approx(6.400086e14).epsilon(1e-12));
 }
 
 TEST_CASE("Layer time: a batch -> attention + dense + experts + fixed overhead, nothing to compute -> 0",
@@ -369,24 +385,24 @@ TEST_CASE("Layer time: a batch -> attention + dense + experts + fixed overhead, 
   const double attention = 367573401600.0 / kRpa + 206122188800.0 / kRidx;
   const double dense = 2 * kDsDenseParams * 1400 / kRgemm;
   const double experts = 986500300800.0 / kRgemm * kMoeShare;
-  CHECK(attention_time_s(d.m, d.hw, cs) == Approx(attention).epsilon(1e-12));
-  CHECK(attention_time_s(d.m, d.hw, cs) == Approx(2.2275752e-3).epsilon(1e-7));
-  CHECK(dense_time_s(d.m, d.hw, 1400, 16) == Approx(dense).epsilon(1e-12));
-  CHECK(expert_time_s(d.m, d.hw, 1400, 16) == Approx(experts).epsilon(1e-12));
-  CHECK(linear_time_s(d.m, d.hw, 1400, 16) == Approx(dense + experts).epsilon(1e-12));
-  CHECK(layer_time_s(d.m, d.hw, cs, 16) == Approx(3.5544017e-3).epsilon(1e-7));
+  CHECK(attention_time_s(d.m, d.hw, d.e, cs) == Approx(attention).epsilon(1e-12));
+  CHECK(attention_time_s(d.m, d.hw, d.e, cs) == Approx(2.2275752e-3).epsilon(1e-7));
+  CHECK(dense_time_s(d.m, d.hw, d.e, 1400, 16) == Approx(dense).epsilon(1e-12));
+  CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 1400, 16) == Approx(experts).epsilon(1e-12));
+  CHECK(linear_time_s(d.m, d.hw, d.e, 1400, 16) == Approx(dense + experts).epsilon(1e-12));
+  CHECK(layer_time_s(d.m, d.hw, d.e, cs, 16) == Approx(3.5544017e-3).epsilon(1e-7));
   // The indexer at the prefill attention's rate (kernels.indexer 0.3234): 573,695,590,400 FLOPs
   // / 6.400086e14 = 0.8963873 ms of attention.
-  HardwareSpec fast_indexer = d.hw;
+  EngineSpec fast_indexer = d.e;
   fast_indexer.k_indexer = 0.3234;
-  CHECK(attention_time_s(d.m, fast_indexer, cs) == Approx(573695590400.0 / kRpa).epsilon(1e-12));
+  CHECK(attention_time_s(d.m, d.hw, fast_indexer, cs) == Approx(573695590400.0 / kRpa).epsilon(1e-12));
   // The per-layer overhead is added once per layer.
-  d.hw.prefill_layer_overhead_s = 1e-3;
-  CHECK(layer_time_s(d.m, d.hw, cs, 16) == Approx(4.5544017e-3).epsilon(1e-7));
-  CHECK(layer_time_s(d.m, d.hw, {}, 16) == 0);
-  CHECK(layer_time_s(d.m, d.hw, {{5000, 0}}, 16) == 0);
-  CHECK(dense_time_s(d.m, d.hw, 0, 16) == 0);
-  CHECK(expert_time_s(d.m, d.hw, 0, 16) == 0);
+  d.e.prefill_layer_overhead_s = 1e-3;
+  CHECK(layer_time_s(d.m, d.hw, d.e, cs, 16) == Approx(4.5544017e-3).epsilon(1e-7));
+  CHECK(layer_time_s(d.m, d.hw, d.e, {}, 16) == 0);
+  CHECK(layer_time_s(d.m, d.hw, d.e, {{5000, 0}}, 16) == 0);
+  CHECK(dense_time_s(d.m, d.hw, d.e, 0, 16) == 0);
+  CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 0, 16) == 0);
 }
 
 TEST_CASE("Roofline: ds660b experts at EP16 -> memory-bound for few tokens, compute-bound for many",
@@ -402,18 +418,22 @@ TEST_CASE("Roofline: ds660b experts at EP16 -> memory-bound for few tokens, comp
   //             x 58/61 = 2,143.9344 us.
   // Fails for a compute-only model (t = 1 would give 0.52 us), a memory-only one (t = 4096 would give
   // 251 us), and one that reads every pair's expert without the cap at the GPU's 16 (t = 4: 502 us).
-  CHECK(expert_time_s(d.m, d.hw, 1, 16) == Approx(352321536.0 / kRwb * kMoeShare).epsilon(1e-12));
-  CHECK(expert_time_s(d.m, d.hw, 1, 16) == Approx(125.5629e-6).epsilon(1e-6));
-  CHECK(expert_time_s(d.m, d.hw, 4, 16) == Approx(704643072.0 / kRwb * kMoeShare).epsilon(1e-12));
-  CHECK(expert_time_s(d.m, d.hw, 4, 16) == Approx(251.1258e-6).epsilon(1e-6));
-  CHECK(expert_time_s(d.m, d.hw, 4096, 16) == Approx(2886218022912.0 / kRgemm * kMoeShare).epsilon(1e-12));
-  CHECK(expert_time_s(d.m, d.hw, 4096, 16) == Approx(2143.9344e-6).epsilon(1e-6));
+  CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 1, 16) ==
+        Approx(352321536.0 / kRwb * kMoeShare).epsilon(1e-12));
+  CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 1, 16) == Approx(125.5629e-6).epsilon(1e-6));
+  CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 4, 16) ==
+        Approx(704643072.0 / kRwb * kMoeShare).epsilon(1e-12));
+  CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 4, 16) == Approx(251.1258e-6).epsilon(1e-6));
+  CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 4096, 16) ==
+        Approx(2886218022912.0 / kRgemm * kMoeShare).epsilon(1e-12));
+  CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 4096, 16) == Approx(2143.9344e-6).epsilon(1e-6));
   // Around the knee: 470 tokens still read the weights, 490 are past them.
-  CHECK(expert_time_s(d.m, d.hw, 470, 16) == Approx(704643072.0 / kRwb * kMoeShare).epsilon(1e-12));
-  CHECK(expert_time_s(d.m, d.hw, 490, 16) ==
+  CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 470, 16) ==
+        Approx(704643072.0 / kRwb * kMoeShare).epsilon(1e-12));
+  CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 490, 16) ==
         Approx(2 * 44040192.0 * 8 * 490 / kRgemm * kMoeShare).epsilon(1e-12));
   // A dense model has no experts.
-  CHECK(expert_time_s(real_model("qwen32b"), d.hw, 4096, 1) == 0);
+  CHECK(expert_time_s(real_model("qwen32b"), d.hw, d.e, Phase::kPrefill, 4096, 1) == 0);
 }
 
 TEST_CASE("Roofline: ds660b prefill per token -> falls with the batch as the weight reads are shared",
@@ -429,21 +449,23 @@ TEST_CASE("Roofline: ds660b prefill per token -> falls with the batch as the wei
   // without the FLOP bound gives 361.2 us / 4096 = 0.088 us per token at 4096, 11x less than here.
   const double per64 = (kDsDenseBytes16 / kRwb + 704643072.0 / kRwb * kMoeShare) / 64;
   const double per4096 = (2 * kDsDenseParams * 4096 / kRgemm + 2886218022912.0 / kRgemm * kMoeShare) / 4096;
-  CHECK(dense_time_s(d.m, d.hw, 64, 16) == Approx(kDsDenseBytes16 / kRwb).epsilon(1e-12));
-  CHECK(dense_time_s(d.m, d.hw, 4096, 16) == Approx(2 * kDsDenseParams * 4096 / kRgemm).epsilon(1e-12));
-  CHECK(linear_time_s(d.m, d.hw, 64, 16) / 64 == Approx(per64).epsilon(1e-12));
-  CHECK(linear_time_s(d.m, d.hw, 64, 16) / 64 == Approx(5.643857e-6).epsilon(1e-6));
-  CHECK(linear_time_s(d.m, d.hw, 4096, 16) / 4096 == Approx(per4096).epsilon(1e-12));
-  CHECK(linear_time_s(d.m, d.hw, 4096, 16) / 4096 == Approx(0.947733e-6).epsilon(1e-6));
+  CHECK(dense_time_s(d.m, d.hw, d.e, 64, 16) == Approx(kDsDenseBytes16 / kRwb).epsilon(1e-12));
+  CHECK(dense_time_s(d.m, d.hw, d.e, 4096, 16) == Approx(2 * kDsDenseParams * 4096 / kRgemm).epsilon(1e-12));
+  CHECK(linear_time_s(d.m, d.hw, d.e, 64, 16) / 64 == Approx(per64).epsilon(1e-12));
+  CHECK(linear_time_s(d.m, d.hw, d.e, 64, 16) / 64 == Approx(5.643857e-6).epsilon(1e-6));
+  CHECK(linear_time_s(d.m, d.hw, d.e, 4096, 16) / 4096 == Approx(per4096).epsilon(1e-12));
+  CHECK(linear_time_s(d.m, d.hw, d.e, 4096, 16) / 4096 == Approx(0.947733e-6).epsilon(1e-6));
   // More shards: each GPU reads fewer experts and as many dense weights (the replicated part stays):
   // at 32 shards and t = 1, 8 experts are still touched, the dense layer reads 294,139,973.97 B.
-  CHECK(dense_time_s(d.m, d.hw, 1, 32) == Approx(kDsDenseBytes32 / kRwb).epsilon(1e-12));
-  CHECK(expert_time_s(d.m, d.hw, 1, 32) == Approx(352321536.0 / kRwb * kMoeShare).epsilon(1e-12));
+  CHECK(dense_time_s(d.m, d.hw, d.e, 1, 32) == Approx(kDsDenseBytes32 / kRwb).epsilon(1e-12));
+  CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 1, 32) ==
+        Approx(352321536.0 / kRwb * kMoeShare).epsilon(1e-12));
 }
 
 TEST_CASE("Roofline: qwen32b's BF16 GEMMs -> 989e12 x 0.6468 when compute-bound, weight reads when not",
           "[unit]") {
   const HardwareSpec hw = hopper();
+  const EngineSpec e = kernels();
   const ModelSpec qwen = real_model("qwen32b");
   REQUIRE(qwen.gemm_precision == "bf16");
   REQUIRE(qwen.active_params == 31.985e9);
@@ -454,21 +476,22 @@ TEST_CASE("Roofline: qwen32b's BF16 GEMMs -> 989e12 x 0.6468 when compute-bound,
   //   4096 tokens: 2 x 499,765,625 x 4096 = 4,094,080,000,000 FLOPs / (989e12 x 0.6468 = 6.396852e14)
   //                = 6.400148 ms (at the FP8 rate it would be half: 3.2 ms);
   //   1 token:     1,023,875,000 / 2.66794e12 = 383.7699 us (FLOPs: 1.6 us).
-  CHECK(dense_time_s(qwen, hw, 4096, 1) == Approx(4094080000000.0 / kRgemmBf16).epsilon(1e-12));
-  CHECK(dense_time_s(qwen, hw, 4096, 1) == Approx(6.400148e-3).epsilon(1e-6));
-  CHECK(dense_time_s(qwen, hw, 1, 1) == Approx(1023875000.0 / kRwb).epsilon(1e-12));
-  CHECK(dense_time_s(qwen, hw, 1, 1) == Approx(383.7699e-6).epsilon(1e-6));
-  CHECK(linear_time_s(qwen, hw, 4096, 1) == dense_time_s(qwen, hw, 4096, 1));
+  CHECK(dense_time_s(qwen, hw, e, 4096, 1) == Approx(4094080000000.0 / kRgemmBf16).epsilon(1e-12));
+  CHECK(dense_time_s(qwen, hw, e, 4096, 1) == Approx(6.400148e-3).epsilon(1e-6));
+  CHECK(dense_time_s(qwen, hw, e, 1, 1) == Approx(1023875000.0 / kRwb).epsilon(1e-12));
+  CHECK(dense_time_s(qwen, hw, e, 1, 1) == Approx(383.7699e-6).epsilon(1e-6));
+  CHECK(linear_time_s(qwen, hw, e, 4096, 1) == dense_time_s(qwen, hw, e, 4096, 1));
   // The same model declared FP8 runs its GEMMs twice as fast.
   ModelSpec fp8 = qwen;
   fp8.gemm_precision = "fp8";
-  CHECK(dense_time_s(fp8, hw, 4096, 1) == Approx(4094080000000.0 / kRgemm).epsilon(1e-12));
+  CHECK(dense_time_s(fp8, hw, e, 4096, 1) == Approx(4094080000000.0 / kRgemm).epsilon(1e-12));
 }
 
 TEST_CASE("Decode step: qwen32b -> weight and KV reads for one request, GEMM FLOPs for thousands", "[unit]") {
-  HardwareSpec hw = hopper();  // decode_step_overhead_s = 0
+  const HardwareSpec hw = hopper();
+  EngineSpec e = kernels();  // decode.cpu_s = 0
   const ModelSpec qwen = real_model("qwen32b");
-  CHECK(decode_step_time_s(qwen, hw, 0, 0, 1) == 0);
+  CHECK(decode_step_time_s(qwen, hw, e, 0, 0, 1) == 0);
   // One request, 10,000 tokens of context, by hand:
   //   attention FLOPs 64 x 2 x 40 x 256 x 10,000 = 13,107,200,000 / 4.100488e14 = 32.0 us; KV bytes
   //   64 x 4096 x 10,000 = 2,621,440,000 / 2.999925e12 = 873.8352 us: memory-bound;
@@ -477,23 +500,23 @@ TEST_CASE("Decode step: qwen32b -> weight and KV reads for one request, GEMM FLO
   // A step without the weight reads would take 0.97 ms; one with the attention FLOP-bound 24.59 ms.
   CHECK(decode_step_flops(qwen, 1, 10000) == 13107200000.0);
   CHECK(decode_step_kv_bytes(qwen, 1, 10000) == 2621440000.0);
-  const double t1 = decode_step_time_s(qwen, hw, 1, 10000, 1);
+  const double t1 = decode_step_time_s(qwen, hw, e, 1, 10000, 1);
   CHECK(t1 == Approx(2621440000.0 / kRkv + 64 * 1023875000.0 / kRwb).epsilon(1e-12));
   CHECK(t1 == Approx(25.435107e-3).epsilon(1e-7));
   // Dense and memory-bound: each extra context token adds its 262,144 KV bytes at 2.999925e12 B/s.
-  const double t2 = decode_step_time_s(qwen, hw, 1, 20000, 1);
+  const double t2 = decode_step_time_s(qwen, hw, e, 1, 20000, 1);
   CHECK(t2 - t1 == Approx(10000 * 262144.0 / kRkv).epsilon(1e-9));
   // 4096 requests of 100 tokens: attention FLOPs 64 x 20,480 x 409,600 = 536,870,912,000 / 4.100488e14
   //   = 1.309285 ms, KV bytes 107,374,182,400 / 2.999925e12 = 35.792289 ms: memory-bound attention;
   //   GEMMs 2 x 499,765,625 x 4096 / 6.396852e14 = 6.400148 ms per layer (compute-bound), x 64
   //   = 409.609477 ms; step = 35.792289 + 409.609477 = 445.401766 ms.
-  const double big = decode_step_time_s(qwen, hw, 4096, 4096.0 * 100, 1);
+  const double big = decode_step_time_s(qwen, hw, e, 4096, 4096.0 * 100, 1);
   CHECK(big == Approx(107374182400.0 / kRkv + 64 * 4094080000000.0 / kRgemmBf16).epsilon(1e-12));
   CHECK(big == Approx(445.401766e-3).epsilon(1e-7));
-  CHECK(decode_step_time_s(qwen, hw, 8192, 8192.0 * 100, 1) > big);
-  // The fixed overhead is added once per step: 60 ms.
-  hw.decode_step_overhead_s = 0.06;
-  CHECK(decode_step_time_s(qwen, hw, 1, 10000, 1) == Approx(85.435107e-3).epsilon(1e-7));
+  CHECK(decode_step_time_s(qwen, hw, e, 8192, 8192.0 * 100, 1) > big);
+  // The CPU time per step is added once per step: 60 ms.
+  e.decode_cpu_s = 0.06;
+  CHECK(decode_step_time_s(qwen, hw, e, 1, 10000, 1) == Approx(85.435107e-3).epsilon(1e-7));
 }
 
 TEST_CASE("Decode step: ds660b sparse attention -> main reads capped at top-k, indexer keys grow", "[unit]") {
@@ -519,13 +542,13 @@ TEST_CASE("Decode step: ds660b sparse attention -> main reads capped at top-k, i
   // weight reads (FLOPs only) 25.55 ms.
   CHECK(decode_step_flops(d.m, 64, 64 * 32000.0) == 4273760894976.0);
   CHECK(decode_step_kv_bytes(d.m, 64, 64 * 32000.0) == 21735473152.0);
-  const double step = decode_step_time_s(d.m, d.hw, 64, 64 * 32000.0, 32);
+  const double step = decode_step_time_s(d.m, d.hw, d.e, 64, 64 * 32000.0, 32);
   CHECK(step == Approx(2226940542976.0 / kRda + 2046820352000.0 / kRidx +
                        61 * (kDsDenseBytes32 / kRwb + 352321536.0 / kRwb * kMoeShare))
                     .epsilon(1e-12));
   CHECK(step == Approx(36.232477e-3).epsilon(1e-7));
-  CHECK(decode_step_time_s(d.m, d.hw, 64, 64 * 32000.0, 32) >
-        decode_step_time_s(d.m, d.hw, 32, 32 * 32000.0, 32));
+  CHECK(decode_step_time_s(d.m, d.hw, d.e, 64, 64 * 32000.0, 32) >
+        decode_step_time_s(d.m, d.hw, d.e, 32, 32 * 32000.0, 32));
 }
 
 TEST_CASE("HBM for KV: the three models on an 80 GB GPU -> room left but too few shards -> 0", "[unit]") {

@@ -17,6 +17,10 @@ using config::ModelSpec;
 
 using testing::real_model;
 
+config::EngineSpec kernels() {
+  return testing::pinned_engine();
+}
+
 HardwareSpec hopper() {
   return testing::pinned_hopper();
 }
@@ -125,7 +129,7 @@ TEST_CASE("Prefill pass: a 2-GPU group with unequal attention -> the slowest GPU
   const double att1 = 25690030080.0 / kRpa + 1511178240.0 / kRidx;
   const double dense = 2 * (16565350912.0 / 61) * 429 / kRgemm;
   const double shared = 704643072.0 / kRwb * 58 / 61;
-  const PassPlan p = prefill_pass(m, hw, {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
+  const PassPlan p = prefill_pass(m, hw, kernels(), {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
   CHECK(p.layers == 61);
   CHECK(p.tokens == 858);
   REQUIRE(p.attention_s.size() == 2);
@@ -142,13 +146,13 @@ TEST_CASE("Prefill pass: a 2-GPU group with unequal attention -> the slowest GPU
 
   // NVLink-bound: at 1 MB/s the 62,040,207.74 B per layer take 62.040208 s, and every GPU's layer with it.
   hw.nvlink_bw_Bps = 1e6;
-  const PassPlan slow = prefill_pass(m, hw, {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
+  const PassPlan slow = prefill_pass(m, hw, kernels(), {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
   CHECK(slow.layer_s == Approx(62.04020774).epsilon(1e-9));
   CHECK(slow.layer_work[0] == Approx(62.04020774 * 1.979e15).epsilon(1e-9));
   CHECK(slow.layer_work[1] == Approx(62.04020774 * 1.979e15).epsilon(1e-9));
   // NVLink not modelled (0): the compute alone.
   hw.nvlink_bw_Bps = 0;
-  CHECK(prefill_pass(m, hw, {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8}).layer_s ==
+  CHECK(prefill_pass(m, hw, kernels(), {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8}).layer_s ==
         Approx(2674.9488e-6).epsilon(1e-7));
 }
 
@@ -157,11 +161,11 @@ TEST_CASE("Prefill pass: one GPU -> its layer time, a group without new tokens -
   const HardwareSpec hw = hopper();
   // {30000, 400} and {0, 1000} on one GPU at EP16: 3.5544017 ms (compute_model_test.cpp, "Layer time");
   // NVLink 1400 x 20,659.41 x 7 = 202,462,216.4 B / 160e9 = 1.2654 ms is less.
-  const PassPlan one = prefill_pass(m, hw, {{{30000, 400}, {0, 1000}}}, EpGroup{16, 8});
+  const PassPlan one = prefill_pass(m, hw, kernels(), {{{30000, 400}, {0, 1000}}}, EpGroup{16, 8});
   CHECK(one.layer_s == Approx(3.5544017e-3).epsilon(1e-7));
   CHECK(one.layer_work[0] == Approx(3.5544017e-3 * 1.979e15).epsilon(1e-7));
   CHECK(one.exchange_bytes == Approx(1400 * kPairBytesPerLayer).epsilon(1e-12));
-  const PassPlan idle = prefill_pass(m, hw, {{}, {{5000, 0}}}, EpGroup{16, 8});
+  const PassPlan idle = prefill_pass(m, hw, kernels(), {{}, {{5000, 0}}}, EpGroup{16, 8});
   CHECK(idle.tokens == 0);
   CHECK(idle.layer_s == 0);
   CHECK(idle.layer_work == std::vector<double>{0, 0});
@@ -179,7 +183,7 @@ TEST_CASE("Decode step plan: ds660b 64 requests at EP32 -> compute step, CNIC by
   //   step = 36.232477 ms.
   //   NVLink: 61 x 2,313,853.90 = 141,145,088 B per step / 160e9 = 0.88216 ms: hidden.
   //   CNIC per step: 61 x 7,933,213.38 = 483,926,016 B.
-  const StepPlan s = decode_step(m, hw, 64, 64 * 32000.0, EpGroup{32, 8});
+  const StepPlan s = decode_step(m, hw, kernels(), 64, 64 * 32000.0, EpGroup{32, 8});
   const double compute = 2226940542976.0 / kRda + 2046820352000.0 / kRidx +
                          61 * ((38377187500.0 - 20434649088.0) / 61 / kRwb + 352321536.0 / kRwb * 58 / 61);
   CHECK(s.step_s == Approx(compute).epsilon(1e-12));
@@ -189,13 +193,13 @@ TEST_CASE("Decode step plan: ds660b 64 requests at EP32 -> compute step, CNIC by
   // NVLink at 1 MB/s: 141,145,088 B take 141.145088 s, the step with them. A model that forgets the
   // layers (one layer's bytes) would give 2.31 s.
   hw.nvlink_bw_Bps = 1e6;
-  const StepPlan slow = decode_step(m, hw, 64, 64 * 32000.0, EpGroup{32, 8});
+  const StepPlan slow = decode_step(m, hw, kernels(), 64, 64 * 32000.0, EpGroup{32, 8});
   CHECK(slow.step_s == Approx(141.145088).epsilon(1e-9));
   CHECK(slow.work == Approx(141.145088 * 1.979e15).epsilon(1e-9));
   CHECK(slow.exchange_bytes == Approx(483926016.0).epsilon(1e-12));
   // One node: no CNIC bytes. No requests: nothing.
-  CHECK(decode_step(m, hopper(), 64, 64 * 32000.0, EpGroup{8, 8}).exchange_bytes == 0);
-  const StepPlan none = decode_step(m, hopper(), 0, 0, EpGroup{32, 8});
+  CHECK(decode_step(m, hopper(), kernels(), 64, 64 * 32000.0, EpGroup{8, 8}).exchange_bytes == 0);
+  const StepPlan none = decode_step(m, hopper(), kernels(), 0, 0, EpGroup{32, 8});
   CHECK(none.step_s == 0);
   CHECK(none.work == 0);
   CHECK(none.exchange_bytes == 0);
@@ -212,28 +216,29 @@ TEST_CASE(
   // 2.66794e12 B/s = 21.847900 + 6.725229 = 28.573129 ms.
   const double own =
       2226940542976.0 / kRda + 2046820352000.0 / kRidx + (38377187500.0 - 20434649088.0) / kRwb;
-  CHECK(decode_own_s(m, hw, 64, 64 * 32000.0, ep) == Approx(own).epsilon(1e-12));
+  CHECK(decode_own_s(m, hw, kernels(), 64, 64 * 32000.0, ep) == Approx(own).epsilon(1e-12));
   CHECK(own == Approx(28.573129e-3).epsilon(1e-6));
-  CHECK(decode_own_s(m, hw, 0, 0, ep) == 0);
+  CHECK(decode_own_s(m, hw, kernels(), 0, 0, ep) == 0);
   // The group holds those 64 requests alone: 2 per GPU on average. Experts: 2 x 8 = 16 (token, expert)
   // pairs on each GPU touch all 8 of its experts, so they read the same 8 x 44,040,192 B as at 64 per GPU:
   // 58 x 352,321,536 / 2.66794e12 = 7.659348 ms; step = 36.232477 ms. The exchange carries the group's
   // average, 2 tokens: 483,926,016 x 2 / 64 = 15,122,688 B per step over each CNIC. A GPU-alone model would
   // give this GPU 483,926,016 B and the 31 others none.
-  const StepPlan g = decode_group_step(m, hw, own, 64, ep);
+  const StepPlan g = decode_group_step(m, hw, kernels(), own, 64, ep);
   CHECK(g.step_s == Approx(own + 58 * 352321536.0 / kRwb).epsilon(1e-12));
   CHECK(g.step_s == Approx(36.232477e-3).epsilon(1e-7));
   CHECK(g.exchange_bytes == Approx(15122688.0).epsilon(1e-12));
   CHECK(g.work == Approx(g.step_s * 1.979e15).epsilon(1e-12));
   // Lock-step: a second GPU with one short request steps at the slowest GPU's pace, not at its own.
-  const double own_short = decode_own_s(m, hw, 1, 1000, ep);
+  const double own_short = decode_own_s(m, hw, kernels(), 1, 1000, ep);
   CHECK(own_short < own / 2);
-  const StepPlan both = decode_group_step(m, hw, std::max(own, own_short), 65, ep);
+  const StepPlan both = decode_group_step(m, hw, kernels(), std::max(own, own_short), 65, ep);
   CHECK(both.step_s == Approx(g.step_s).epsilon(1e-12));
   // Every GPU at 64: the uniform step of "Decode step plan" above.
-  CHECK(decode_group_step(m, hw, own, 64 * 32, ep).step_s == Approx(36.232477e-3).epsilon(1e-7));
-  CHECK(decode_group_step(m, hw, own, 64 * 32, ep).exchange_bytes == Approx(483926016.0).epsilon(1e-12));
-  CHECK(decode_group_step(m, hw, 0, 0, ep).step_s == 0);
+  CHECK(decode_group_step(m, hw, kernels(), own, 64 * 32, ep).step_s == Approx(36.232477e-3).epsilon(1e-7));
+  CHECK(decode_group_step(m, hw, kernels(), own, 64 * 32, ep).exchange_bytes ==
+        Approx(483926016.0).epsilon(1e-12));
+  CHECK(decode_group_step(m, hw, kernels(), 0, 0, ep).step_s == 0);
 }
 
 }  // namespace sim::cost

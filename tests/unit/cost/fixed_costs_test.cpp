@@ -1,5 +1,6 @@
 // The fixed costs of a layer and its overlap with the EP exchange (sim/cost/compute_model.h: ep_latency_s;
-// sim/cost/compute_plan.h: the three overlap modes), for ds660b on hopper-8x400g, against hand computations.
+// sim/cost/compute_plan.h: the three overlap modes), for ds660b on hopper-8x400g with DeepSeek's kernels,
+// against hand computations.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 namespace sim::cost {
 namespace {
 
+using config::EngineSpec;
 using config::EpOverlap;
 using config::HardwareSpec;
 using config::ModelSpec;
@@ -32,31 +34,31 @@ config::EpLatencyTable round_table() {
   return t;
 }
 
-HardwareSpec with_overlap(EpOverlap mode) {
-  HardwareSpec hw = testing::pinned_hopper();
-  hw.ep_overlap = mode;
-  return hw;
+EngineSpec with_overlap(EpOverlap mode) {
+  EngineSpec e = testing::pinned_engine();
+  e.ep_overlap = mode;
+  return e;
 }
 
 }  // namespace
 
 TEST_CASE("EP latency: a table of two sizes -> its points, linear in log2 between them, clamped beyond",
           "[unit]") {
-  HardwareSpec hw;
-  hw.ep_latency = round_table();
+  EngineSpec e;
+  e.ep_latency = round_table();
   // EP8: 10 + 20 = 30 us; EP32: 30 + 40 = 70 us; EP16 lies halfway in log2 (3, 4, 5): 50 us. EP4 and EP64
   // take the ends; a group of one GPU has no exchange. A table read linearly in the size would give 43.3 us
   // at EP16.
-  CHECK(ep_latency_s(hw, Phase::kDecode, 8) == Approx(30e-6).epsilon(1e-12));
-  CHECK(ep_latency_s(hw, Phase::kDecode, 32) == Approx(70e-6).epsilon(1e-12));
-  CHECK(ep_latency_s(hw, Phase::kDecode, 16) == Approx(50e-6).epsilon(1e-12));
-  CHECK(ep_latency_s(hw, Phase::kDecode, 4) == Approx(30e-6).epsilon(1e-12));
-  CHECK(ep_latency_s(hw, Phase::kDecode, 64) == Approx(70e-6).epsilon(1e-12));
-  CHECK(ep_latency_s(hw, Phase::kDecode, 1) == 0);
+  CHECK(ep_latency_s(e, Phase::kDecode, 8) == Approx(30e-6).epsilon(1e-12));
+  CHECK(ep_latency_s(e, Phase::kDecode, 32) == Approx(70e-6).epsilon(1e-12));
+  CHECK(ep_latency_s(e, Phase::kDecode, 16) == Approx(50e-6).epsilon(1e-12));
+  CHECK(ep_latency_s(e, Phase::kDecode, 4) == Approx(30e-6).epsilon(1e-12));
+  CHECK(ep_latency_s(e, Phase::kDecode, 64) == Approx(70e-6).epsilon(1e-12));
+  CHECK(ep_latency_s(e, Phase::kDecode, 1) == 0);
   // The prefill columns are their own.
-  CHECK(ep_latency_s(hw, Phase::kPrefill, 16) == Approx(52e-6).epsilon(1e-12));
+  CHECK(ep_latency_s(e, Phase::kPrefill, 16) == Approx(52e-6).epsilon(1e-12));
   // No table: no latency.
-  CHECK(ep_latency_s(HardwareSpec{}, Phase::kDecode, 32) == 0);
+  CHECK(ep_latency_s(EngineSpec{}, Phase::kDecode, 32) == 0);
 }
 
 TEST_CASE("EP latency: the shipped table plus dpsim's exchange bytes -> DeepEP's published low-latency times",
@@ -67,6 +69,7 @@ TEST_CASE("EP latency: the shipped table plus dpsim's exchange bytes -> DeepEP's
   // NVLink) at the link's rate, plus ep_latency_s(). An exchange that forgot the FP8 scales, the remote share
   // or the BF16 combine, or a latency table read at the wrong size, misses these by microseconds or more.
   const HardwareSpec hw = testing::real_hardware("hopper-8x400g");
+  const EngineSpec e = testing::real_engine("dualpath-paper");
   const ModelSpec m = testing::pinned_ds660b();
   const std::vector<std::pair<int, double>> published = {{8, 191e-6},  {16, 313e-6},  {32, 428e-6},
                                                          {64, 487e-6}, {128, 561e-6}, {256, 554e-6}};
@@ -75,7 +78,7 @@ TEST_CASE("EP latency: the shipped table plus dpsim's exchange bytes -> DeepEP's
     const double bytes_s =
         ep == 8 ? x.nvlink / kMoeShare / hw.nvlink_bw_Bps : x.cnic / kMoeShare / hw.cnic_bw_Bps;
     INFO("EP" << ep);
-    CHECK(bytes_s + ep_latency_s(hw, Phase::kDecode, ep) == Approx(total).margin(0.5e-6));
+    CHECK(bytes_s + ep_latency_s(e, Phase::kDecode, ep) == Approx(total).margin(0.5e-6));
   }
 }
 
@@ -94,12 +97,13 @@ TEST_CASE("Decode step: ds660b, 64 requests of 32,000 tokens per GPU at EP32 -> 
   const double experts = 58 * 352321536.0 / kRwb;
   const double bytes_s = 483926016.0 / 50e9, nvlink = 61 * 2313853.90 / 160e9, lat = 58 * 70e-6;
   auto step = [&](EpOverlap mode) {
-    HardwareSpec hw = with_overlap(mode);
-    hw.ep_latency = round_table();
-    hw.decode_layer_overhead_s = 10e-6;
-    hw.decode_step_overhead_s = 1e-3;
-    const double own = decode_own_s(m, hw, 64, 64 * 32000.0, ep);
-    return decode_group_step(m, hw, own, 64 * 32, ep);
+    const HardwareSpec hw = testing::pinned_hopper();
+    EngineSpec e = with_overlap(mode);
+    e.ep_latency = round_table();
+    e.decode_layer_overhead_s = 10e-6;
+    e.decode_cpu_s = 1e-3;
+    const double own = decode_own_s(m, hw, e, 64, 64 * 32000.0, ep);
+    return decode_group_step(m, hw, e, own, 64 * 32, ep);
   };
   // ideal: the compute (one micro-batch, its fixed costs) against the latency and NVLink beside it. (NVLink's
   // and the CNIC's byte counts are rounded to 1e-10: 1e-9 where they enter.)
@@ -129,19 +133,22 @@ TEST_CASE("Decode step: a dense model or a group of one GPU -> no micro-batches,
   const ModelSpec qwen = testing::real_model("qwen32b");
   std::vector<double> steps;
   for (EpOverlap mode : {EpOverlap::kIdeal, EpOverlap::kNone, EpOverlap::kTwoMicroBatches}) {
-    HardwareSpec hw = with_overlap(mode);
-    hw.ep_latency = round_table();
-    hw.decode_layer_overhead_s = 10e-6;
+    const HardwareSpec hw = testing::pinned_hopper();
+    EngineSpec e = with_overlap(mode);
+    e.ep_latency = round_table();
+    e.decode_layer_overhead_s = 10e-6;
     const EpGroup one{1, 8};
     steps.push_back(
-        decode_group_step(qwen, hw, decode_own_s(qwen, hw, 16, 16 * 8000.0, one), 16, one).step_s);
+        decode_group_step(qwen, hw, e, decode_own_s(qwen, hw, e, 16, 16 * 8000.0, one), 16, one).step_s);
   }
   CHECK(steps[1] == Approx(steps[0]).epsilon(1e-12));
   CHECK(steps[2] == Approx(steps[0]).epsilon(1e-12));
-  HardwareSpec bare = testing::pinned_hopper();
+  const HardwareSpec bare = testing::pinned_hopper();
+  const EngineSpec kernels = testing::pinned_engine();
   const EpGroup one{1, 8};
   const double without =
-      decode_group_step(qwen, bare, decode_own_s(qwen, bare, 16, 16 * 8000.0, one), 16, one).step_s;
+      decode_group_step(qwen, bare, kernels, decode_own_s(qwen, bare, kernels, 16, 16 * 8000.0, one), 16, one)
+          .step_s;
   CHECK(steps[0] - without == Approx(64 * 10e-6).epsilon(1e-9));
 }
 
@@ -161,10 +168,10 @@ TEST_CASE("Prefill pass: the 2-GPU group at EP16 -> each overlap mode by hand", 
   const double experts = 704643072.0 / kRwb * kMoeShare;
   const double bytes_s = 8862886.82 / 50e9, nvlink = 62040207.74 / 160e9, lat = 52e-6 * kMoeShare;
   auto pass = [&](EpOverlap mode) {
-    HardwareSpec hw = with_overlap(mode);
-    hw.ep_latency = round_table();
-    hw.prefill_layer_overhead_s = 5e-6;
-    return prefill_pass(m, hw, {{{32768, 429}}, {{0, 429}}}, ep);
+    EngineSpec e = with_overlap(mode);
+    e.ep_latency = round_table();
+    e.prefill_layer_overhead_s = 5e-6;
+    return prefill_pass(m, testing::pinned_hopper(), e, {{{32768, 429}}, {{0, 429}}}, ep);
   };
   const double compute1 = att0 + dense429 + experts + 5e-6;
   CHECK(pass(EpOverlap::kIdeal).layer_s == Approx(compute1).epsilon(1e-12));
@@ -187,16 +194,17 @@ TEST_CASE("Prefill efficiency: 0.5 -> a pass's compute doubles, its exchange and
   // predictor too), not the fixed cost per layer, the latency or the bytes (their hand values are rounded to
   // 1e-10, hence 1e-9 below).
   const ModelSpec m = testing::pinned_ds660b();
-  HardwareSpec hw = with_overlap(EpOverlap::kNone);
-  hw.ep_latency = round_table();
-  hw.prefill_layer_overhead_s = 5e-6;
-  const PassPlan full = prefill_pass(m, hw, {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
-  hw.k_prefill_efficiency = 0.5;
-  const PassPlan half = prefill_pass(m, hw, {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
+  const HardwareSpec hw = testing::pinned_hopper();
+  EngineSpec e = with_overlap(EpOverlap::kNone);
+  e.ep_latency = round_table();
+  e.prefill_layer_overhead_s = 5e-6;
+  const PassPlan full = prefill_pass(m, hw, e, {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
+  e.k_prefill_efficiency = 0.5;
+  const PassPlan half = prefill_pass(m, hw, e, {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
   const double fixed = 5e-6 + 52e-6 * kMoeShare + 8862886.82 / 50e9 + 62040207.74 / 160e9;
   CHECK(half.layer_s - fixed == Approx(2 * (full.layer_s - fixed)).epsilon(1e-9));
   CHECK(half.attention_s[0] == Approx(2 * full.attention_s[0]).epsilon(1e-12));
-  CHECK(attention_time_s(m, hw, Chunk{32768, 429}) == Approx(2 * full.attention_s[0]).epsilon(1e-12));
+  CHECK(attention_time_s(m, hw, e, Chunk{32768, 429}) == Approx(2 * full.attention_s[0]).epsilon(1e-12));
 }
 
 }  // namespace sim::cost

@@ -16,11 +16,15 @@ config::HardwareSpec hardware(const std::string& name) {
 }
 
 // hopper-8x400g for the hand computations: the published numbers the arithmetic reads are pinned by
-// REQUIREs; the CALIBRATION values (kernels.indexer, storage.request_overhead_s) are set to what the file
-// had when these tests were written, so that a refit does not move them (hardware_test.cpp checks the
-// file's values).
+// REQUIREs.
 config::HardwareSpec hopper() {
   return testing::pinned_hopper();
+}
+
+// DeepSeek's kernels and the 3FS client for the hand computations (tests/unit/paper_files.h): the storage
+// efficiency 0.859 and the per-block cost (a CALIBRATION value) as the tests were written.
+config::EngineSpec kernels() {
+  return testing::pinned_engine();
 }
 
 config::ModelSpec model(const std::string& name) {
@@ -38,15 +42,16 @@ constexpr double kCausal = 429.0 * 32700 + 429.0 * 430 / 2;  // 14,120,535
 TEST_CASE("Thresholds storage rate: SNIC, efficiency and per-node cap -> the slowest of the chain",
           "[unit]") {
   config::HardwareSpec hw;
+  config::EngineSpec client;
   hw.snic_bw_Bps = 50e9;
-  hw.storage_efficiency = 1.0;
-  CHECK(storage_read_Bps(hw) == 50e9);
-  hw.storage_efficiency = 0.5;
-  CHECK(storage_read_Bps(hw) == 25e9);
+  client.storage_efficiency = 1.0;
+  CHECK(storage_read_Bps(hw, client) == 50e9);
+  client.storage_efficiency = 0.5;
+  CHECK(storage_read_Bps(hw, client) == 25e9);
   hw.storage_bw_per_node_Bps = 40e9;  // an explicit backend replaces the efficiency (as the builder does)
-  CHECK(storage_read_Bps(hw) == 40e9);
+  CHECK(storage_read_Bps(hw, client) == 40e9);
   hw.storage_bw_per_node_Bps = 80e9;  // a backend faster than the SNIC: the SNIC caps
-  CHECK(storage_read_Bps(hw) == 50e9);
+  CHECK(storage_read_Bps(hw, client) == 50e9);
 }
 
 TEST_CASE("Thresholds storage rate: a per-block overhead -> small blocks read slower than large ones",
@@ -56,31 +61,31 @@ TEST_CASE("Thresholds storage rate: a per-block overhead -> small blocks read sl
   //   large blocks (0): 42.95e9;
   //   64 tokens of ds660b = 64 x 48,068 = 3,076,352 B: 42.95e9 x 3,076,352 / (3,076,352 + 1,718,000)
   //   = 42.95e9 x 3,076,352 / 4,794,352 = 27.559370e9 B/s.
-  CHECK(storage_read_Bps(hw) == Approx(42.95e9).epsilon(1e-12));
-  CHECK(storage_read_Bps(hw, 3076352) == Approx(42.95e9 * 3076352 / 4794352).epsilon(1e-12));
-  CHECK(storage_read_Bps(hw, 3076352) == Approx(27.559370e9).epsilon(1e-7));
+  CHECK(storage_read_Bps(hw, kernels()) == Approx(42.95e9).epsilon(1e-12));
+  CHECK(storage_read_Bps(hw, kernels(), 3076352) == Approx(42.95e9 * 3076352 / 4794352).epsilon(1e-12));
+  CHECK(storage_read_Bps(hw, kernels(), 3076352) == Approx(27.559370e9).epsilon(1e-7));
 }
 
 TEST_CASE("Thresholds alpha: real files -> storage rate x 3 s / KV bytes per token", "[unit]") {
   const auto hw = hopper();  // 50 GB/s SNIC x 0.859 storage efficiency = 42.95 GB/s
   // Large blocks (block_tokens 0): no per-block overhead, 42.95e9 x 3 = 128.85e9 bytes in the window.
   // ds27b: (656 + 68) B x 30 layers = 21,720 B/token -> 128.85e9 / 21,720 = 5,932,320.44 tokens.
-  CHECK(alpha_tokens(hw, model("ds27b")) == Approx(128.85e9 / 21720).epsilon(1e-12));
-  CHECK(alpha_tokens(hw, model("ds27b")) == Approx(5932320.44).epsilon(1e-8));
+  CHECK(alpha_tokens(hw, kernels(), model("ds27b")) == Approx(128.85e9 / 21720).epsilon(1e-12));
+  CHECK(alpha_tokens(hw, kernels(), model("ds27b")) == Approx(5932320.44).epsilon(1e-8));
   // ds660b: (656 + 132) B x 61 = 48,068 B/token -> 2,680,577.52 tokens.
-  CHECK(alpha_tokens(hw, model("ds660b")) == Approx(2680577.52).epsilon(1e-8));
+  CHECK(alpha_tokens(hw, kernels(), model("ds660b")) == Approx(2680577.52).epsilon(1e-8));
   // qwen32b: 4096 B x 64 = 262,144 B/token -> 491,523.74 tokens.
-  CHECK(alpha_tokens(hw, model("qwen32b")) == Approx(491523.74).epsilon(1e-8));
+  CHECK(alpha_tokens(hw, kernels(), model("qwen32b")) == Approx(491523.74).epsilon(1e-8));
   // The 4-GPU node has the same SNIC and storage: the same alpha, at any block size.
-  CHECK(alpha_tokens(hardware("hopper-4x400g"), model("ds27b")) ==
-        alpha_tokens(hardware("hopper-8x400g"), model("ds27b")));
-  CHECK(alpha_tokens(hardware("hopper-4x400g"), model("ds660b"), 3.0, 64) ==
-        alpha_tokens(hardware("hopper-8x400g"), model("ds660b"), 3.0, 64));
+  CHECK(alpha_tokens(hardware("hopper-4x400g"), kernels(), model("ds27b")) ==
+        alpha_tokens(hardware("hopper-8x400g"), kernels(), model("ds27b")));
+  CHECK(alpha_tokens(hardware("hopper-4x400g"), kernels(), model("ds660b"), 3.0, 64) ==
+        alpha_tokens(hardware("hopper-8x400g"), kernels(), model("ds660b"), 3.0, 64));
   // A longer window scales it.
-  CHECK(alpha_tokens(hw, model("ds27b"), 6.0) == Approx(2 * 5932320.44).epsilon(1e-8));
+  CHECK(alpha_tokens(hw, kernels(), model("ds27b"), 6.0) == Approx(2 * 5932320.44).epsilon(1e-8));
   // Full Blocks of 64 tokens: ds660b reads at 27.559370e9 B/s (above): 27.559370e9 x 3 / 48,068
   // = 1,720,023.89 tokens. An alpha that ignores the block size would stay at 2,680,577.52.
-  CHECK(alpha_tokens(hw, model("ds660b"), 3.0, 64) == Approx(1720023.89).epsilon(1e-8));
+  CHECK(alpha_tokens(hw, kernels(), model("ds660b"), 3.0, 64) == Approx(1720023.89).epsilon(1e-8));
 }
 
 TEST_CASE("Thresholds beta: real files, the paper's typical turn -> tokens one GPU prefills in 5 s",
@@ -102,8 +107,8 @@ TEST_CASE("Thresholds beta: real files, the paper's typical turn -> tokens one G
   const double ds27b_s = 30 * (30589059072.0 / 6.400086e14 + 57837711360.0 / 1.24677e14 +
                                63961396928.0 / 1.2800172e15 + 60728279040.0 / 1.2800172e15 * 29 / 30);
   CHECK(ds27b_s == Approx(18.225787e-3).epsilon(1e-6));
-  CHECK(beta_tokens(hw, model("ds27b")) == Approx(5 * 33129 / ds27b_s).epsilon(1e-9));
-  CHECK(beta_tokens(hw, model("ds27b")) == Approx(9088496.50).epsilon(1e-8));
+  CHECK(beta_tokens(hw, kernels(), model("ds27b")) == Approx(5 * 33129 / ds27b_s).epsilon(1e-9));
+  CHECK(beta_tokens(hw, kernels(), model("ds27b")) == Approx(9088496.50).epsilon(1e-8));
   // ds660b (61 layers, EP16), per layer:
   //   main attention 2x128x1088 x (429 x 2048) = 244,712,472,576 FLOPs / 6.400086e14 = 382.3581 us;
   //   indexer 2x64x128 x kCausal = 231,350,845,440 FLOPs / 1.24677e14 = 1,855.6016 us;
@@ -115,8 +120,8 @@ TEST_CASE("Thresholds beta: real files, the paper's typical turn -> tokens one G
   const double ds660b_s = 61 * (244712472576.0 / 6.400086e14 + 231350845440.0 / 1.24677e14 +
                                 233001165286.81967 / 1.2800172e15 + 704643072.0 / 2.66794e12 * 58 / 61);
   CHECK(ds660b_s == Approx(162.938029e-3).epsilon(1e-6));
-  CHECK(beta_tokens(hw, model("ds660b")) == Approx(5 * 33129 / ds660b_s).epsilon(1e-9));
-  CHECK(beta_tokens(hw, model("ds660b")) == Approx(1016613.50).epsilon(1e-8));
+  CHECK(beta_tokens(hw, kernels(), model("ds660b")) == Approx(5 * 33129 / ds660b_s).epsilon(1e-9));
+  CHECK(beta_tokens(hw, kernels(), model("ds660b")) == Approx(1016613.50).epsilon(1e-8));
   // qwen32b (dense GQA, no indexer, BF16 GEMMs, one whole copy per GPU), per layer:
   //   attention 2x40x256 x kCausal = 289,188,556,800 FLOPs / 6.400086e14 = 451.8510 us;
   //   dense 2 x 31.985e9 / 64 x 429 = 428,798,906,250 FLOPs / 6.396852e14 = 670.3280 us (> weights
@@ -124,13 +129,14 @@ TEST_CASE("Thresholds beta: real files, the paper's typical turn -> tokens one G
   //   x 64 = 71.819460 ms; beta = 5 x 33,129 / 71.819460 ms = 2,306,408.33.
   const double qwen_s = 64 * (289188556800.0 / 6.400086e14 + 428798906250.0 / 6.396852e14);
   CHECK(qwen_s == Approx(71.819460e-3).epsilon(1e-6));
-  CHECK(beta_tokens(hw, model("qwen32b")) == Approx(5 * 33129 / qwen_s).epsilon(1e-9));
-  CHECK(beta_tokens(hw, model("qwen32b")) == Approx(2306408.33).epsilon(1e-8));
+  CHECK(beta_tokens(hw, kernels(), model("qwen32b")) == Approx(5 * 33129 / qwen_s).epsilon(1e-9));
+  CHECK(beta_tokens(hw, kernels(), model("qwen32b")) == Approx(2306408.33).epsilon(1e-8));
 }
 
-// The prefill unit's shards, not the model file's: DS 660B on DeepSeek's EP32 prefill units holds 8 experts per
-// GPU instead of 16, so the request's expert work is FLOP-bound (236.1624 us, against 352,321,536 B of weights /
-// 2.66794e12 = 132.0575 us) instead of weight-bound (264.1150 us); every other term is the EP16 one above.
+// The prefill unit's shards, not the model file's: DS 660B on DeepSeek's EP32 prefill units holds 8 experts
+// per GPU instead of 16, so the request's expert work is FLOP-bound (236.1624 us, against 352,321,536 B of
+// weights / 2.66794e12 = 132.0575 us) instead of weight-bound (264.1150 us); every other term is the EP16 one
+// above.
 //   x 61 = 161.316773 ms; beta = 5 x 33,129 / 161.316773 ms = 1,026,830.61.
 TEST_CASE("Thresholds beta: DS 660B on EP32 prefill units -> the unit's experts per GPU, by hand", "[unit]") {
   const auto hw = hopper();
@@ -138,18 +144,20 @@ TEST_CASE("Thresholds beta: DS 660B on EP32 prefill units -> the unit's experts 
   const double ep32_s = 61 * (244712472576.0 / 6.400086e14 + 231350845440.0 / 1.24677e14 +
                               233001165286.81967 / 1.2800172e15 + 302291877888.0 / 1.2800172e15 * 58 / 61);
   CHECK(ep32_s == Approx(161.316773e-3).epsilon(1e-6));
-  CHECK(beta_tokens(hw, m, kPaperTypicalTurn, kBetaWindowS, 32) == Approx(1026830.61).epsilon(1e-8));
+  CHECK(beta_tokens(hw, kernels(), m, kPaperTypicalTurn, kBetaWindowS, 32) ==
+        Approx(1026830.61).epsilon(1e-8));
   // 0 and the file's own 16 give the file's value.
-  CHECK(beta_tokens(hw, m, kPaperTypicalTurn, kBetaWindowS, 0) == beta_tokens(hw, m));
-  CHECK(beta_tokens(hw, m, kPaperTypicalTurn, kBetaWindowS, 16) == beta_tokens(hw, m));
+  CHECK(beta_tokens(hw, kernels(), m, kPaperTypicalTurn, kBetaWindowS, 0) == beta_tokens(hw, kernels(), m));
+  CHECK(beta_tokens(hw, kernels(), m, kPaperTypicalTurn, kBetaWindowS, 16) == beta_tokens(hw, kernels(), m));
 }
 
 TEST_CASE("Thresholds beta: the per-batch layer overhead -> not charged to the typical request", "[unit]") {
-  auto hw = hopper();
+  const auto hw = hopper();
+  auto e = kernels();
   const auto m = model("ds27b");
-  const double with_default = beta_tokens(hw, m);
-  hw.prefill_layer_overhead_s = 1.0;
-  CHECK(beta_tokens(hw, m) == with_default);
+  const double with_default = beta_tokens(hw, e, m);
+  e.prefill_layer_overhead_s = 1.0;
+  CHECK(beta_tokens(hw, e, m) == with_default);
 }
 
 TEST_CASE("Thresholds beta: a workload's own typical turn and window -> scale as defined", "[unit]") {
@@ -160,8 +168,8 @@ TEST_CASE("Thresholds beta: a workload's own typical turn and window -> scale as
   // FLOPs / 6.396852e14 = 1,562.5362 us (compute-bound); x 64 layers = 101.027324 ms.
   const double s = 64 * (10250240000.0 / 6.400086e14 + 999531250000.0 / 6.396852e14);
   CHECK(s == Approx(101.027324e-3).epsilon(1e-6));
-  CHECK(beta_tokens(hw, m, cost::Chunk{0, 1000}) == Approx(5 * 1000 / s).epsilon(1e-9));
-  CHECK(beta_tokens(hw, m, cost::Chunk{0, 1000}, 10.0) == Approx(10 * 1000 / s).epsilon(1e-9));
+  CHECK(beta_tokens(hw, kernels(), m, cost::Chunk{0, 1000}) == Approx(5 * 1000 / s).epsilon(1e-9));
+  CHECK(beta_tokens(hw, kernels(), m, cost::Chunk{0, 1000}, 10.0) == Approx(10 * 1000 / s).epsilon(1e-9));
 }
 
 TEST_CASE("Thresholds override: a configured value > 0 -> wins over the derived one, 0 -> derived",

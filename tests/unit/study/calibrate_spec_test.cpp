@@ -3,6 +3,7 @@
 #include "sim/study/calibrate_spec.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/unit/config/config_fixtures.h"
@@ -23,8 +24,11 @@ std::string point(const std::string& name, const std::string& extra = "") {
 }
 
 const std::string kEfficiency = R"({"key": "storage.efficiency", "lower": 0.3, "upper": 1.0})";
+// The storage client's efficiency is the engine's: the specs below fit the engine file of io_1p1d.json.
+const std::string kFitEngine = ", \"engine\": \"" + kCases + "e2e-io-engine.json\"";
 
-std::string spec(const std::string& parameters, const std::string& points, const std::string& extra = "") {
+std::string spec(const std::string& parameters, const std::string& points,
+                 const std::string& extra = kFitEngine) {
   return "{\"name\": \"t\"" + extra + ", \"parameters\": [" + parameters + "], \"points\": [" + points + "]}";
 }
 
@@ -36,7 +40,7 @@ std::string error_for(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("Calibration spec: a good spec -> its points, parameters, hardware and defaults",
+TEST_CASE("Calibration spec: a good spec -> its points, parameters, the engine file to fit and defaults",
           "[unit][calibrate]") {
   ScratchDir d;
   const std::string path = d.write(
@@ -49,8 +53,9 @@ TEST_CASE("Calibration spec: a good spec -> its points, parameters, hardware and
   INFO(error_of(s));
   REQUIRE(s);
   CHECK(s->name == "t");
-  CHECK(s->hardware_file == kCases + "e2e-io-hw.json");
-  CHECK(s->hardware_name == "e2e-io-hw");
+  CHECK(s->target_kind == "engine");
+  CHECK(s->target_file == kCases + "e2e-io-engine.json");
+  CHECK(s->target_name == "e2e-io-engine");
   REQUIRE(s->parameters.size() == 2);
   CHECK(s->parameters[0].start == Approx(0.65));  // the middle of [0.3, 1]
   CHECK(s->parameters[1].start == 1e-3);
@@ -58,26 +63,46 @@ TEST_CASE("Calibration spec: a good spec -> its points, parameters, hardware and
   CHECK(s->points[0].sets == std::vector<std::string>{"policy.persist_block_tokens=4"});
   CHECK(s->points[0].source == "a bench");
   CHECK(s->points[1].scenario == kCases + "io_1p1d.json");
-  // The hardware copy at given values keeps the file's other fields and sets the keys (creating the
+  CHECK(s->points[0].target_fields == std::vector<std::string>{"engine"});
+  // The engine copy at given values keeps the file's other fields and sets the keys (creating the
   // storage.request_overhead_s the file does not have).
-  const auto hw = sim::study::hardware_with(*s, {0.6, 2e-3});
-  CHECK(hw["storage"]["efficiency"] == 0.6);
-  CHECK(hw["storage"]["request_overhead_s"] == 2e-3);
-  CHECK(hw["snic"]["bw_Bps"] == 10e9);
+  const auto e = sim::study::target_with(*s, {0.6, 2e-3});
+  CHECK(e["storage"]["efficiency"] == 0.6);
+  CHECK(e["storage"]["request_overhead_s"] == 2e-3);
+  CHECK(e["decode"]["cpu_s"] == 0.0005);
 }
 
-TEST_CASE("Calibration spec: a relative scenario path and a named hardware file -> resolved",
+TEST_CASE("Calibration spec: a relative scenario path and a named engine or hardware file -> resolved",
           "[unit][calibrate]") {
   ScratchDir d;
-  const std::string text =
-      R"({"hardware": "hopper-8x400g", "parameters": [{"key": "kernels.prefill_efficiency",
-      "lower": 0.2, "upper": 0.8}], "points": [{"name": "dp", "scenario": "scenarios/paper/ds27b-64k.json",
+  const std::string points = R"("points": [{"name": "dp", "scenario": "scenarios/paper/ds27b-64k.json",
       "quantity": "summary.ttft_s.mean", "measured": 2, "tolerance": 0.05}]})";
-  const auto s = load_calibration_spec(d.write("spec.json", text));
+  const auto s = load_calibration_spec(d.write("spec.json", R"({"engine": "dualpath-paper", "parameters":
+      [{"key": "kernels.prefill_efficiency", "lower": 0.2, "upper": 0.8}], )" +
+                                                                points));
   INFO(error_of(s));
   REQUIRE(s);
-  CHECK(s->hardware_file == std::string(DPSIM_SOURCE_DIR) + "/models/hardware/hopper-8x400g.json");
+  CHECK(s->target_kind == "engine");
+  CHECK(s->target_file == std::string(DPSIM_SOURCE_DIR) + "/models/engine/dualpath-paper.json");
   CHECK(s->name == "spec");  // the file's stem
+  const auto h = load_calibration_spec(d.write("hw.json", R"({"hardware": "hopper-8x400g", "parameters":
+      [{"key": "snic.bw_Bps", "lower": 25e9, "upper": 100e9}], )" +
+                                                              points));
+  INFO(error_of(h));
+  REQUIRE(h);
+  CHECK(h->target_kind == "hardware");
+  CHECK(h->target_file == std::string(DPSIM_SOURCE_DIR) + "/models/hardware/hopper-8x400g.json");
+  CHECK(h->points[0].target_fields == std::vector<std::string>{"hardware"});
+  // One file at a time; an engine key in a hardware file is refused, with where it goes.
+  CHECK_THAT(error_of(load_calibration_spec(d.write("both.json", R"({"hardware": "hopper-8x400g",
+      "engine": "dualpath-paper", "parameters": [{"key": "snic.bw_Bps", "lower": 25e9, "upper": 1e11}], )" +
+                                                                     points))),
+             Contains("both.json: engine: expected absent when \"hardware\" is given"));
+  CHECK_THAT(
+      error_of(load_calibration_spec(d.write("kernel-in-hw.json", R"({"hardware": "hopper-8x400g",
+      "parameters": [{"key": "kernels.prefill_efficiency", "lower": 0.2, "upper": 0.8}], )" +
+                                                                      points))),
+      Contains("is not a value the hardware file takes") && Contains("a node file holds hardware only"));
 }
 
 TEST_CASE("Calibration spec: more than three free parameters -> error", "[unit][calibrate]") {
@@ -129,20 +154,20 @@ TEST_CASE("Calibration spec: missing fields -> error naming each", "[unit][calib
 TEST_CASE("Calibration spec: other bad inputs -> one line naming the spec and the field",
           "[unit][calibrate]") {
   // An unknown key, at the top and in a point.
-  CHECK_THAT(error_for(spec(kEfficiency, point("a"), ", \"tolerance\": 0.1")),
+  CHECK_THAT(error_for(spec(kEfficiency, point("a"), kFitEngine + ", \"tolerance\": 0.1")),
              Contains("spec.json: tolerance: unknown key"));
   CHECK_THAT(error_for(spec(kEfficiency, point("a", ", \"weight\": 2"))),
              Contains("points[0].weight: unknown key"));
-  // A key the hardware file does not take, a bound it does not take.
+  // A key the engine file does not take, a bound it does not take.
   CHECK_THAT(
       error_for(spec(R"({"key": "storage.efficency", "lower": 0.2, "upper": 0.8})", point("a"))),
-      Contains("spec.json: parameters[0]: storage.efficency = 0.2 (its lower) is not a value the hardware "
+      Contains("spec.json: parameters[0]: storage.efficency = 0.2 (its lower) is not a value the engine "
                "file takes"));
   CHECK_THAT(
       error_for(spec(R"({"key": "storage.efficiency", "lower": 0.5, "upper": 1.5})", point("a"))),
-      Contains("parameters[0]: storage.efficiency = 1.5 (its upper) is not a value the hardware file takes"));
+      Contains("parameters[0]: storage.efficiency = 1.5 (its upper) is not a value the engine file takes"));
   CHECK_THAT(error_for(spec(R"({"key": "sources.x", "lower": 0.5, "upper": 1})", point("a"))),
-             Contains("parameters[0].key: expected the key path of a number in the hardware file"));
+             Contains("parameters[0].key: expected the key path of a number in the file to fit"));
   // Two parameters of one key; two points of one name; fewer points than parameters.
   CHECK_THAT(error_for(spec(kEfficiency + "," + kEfficiency, point("a") + "," + point("b"))),
              Contains("parameters[1].key: expected a key not fitted already"));
@@ -152,9 +177,17 @@ TEST_CASE("Calibration spec: other bad inputs -> one line naming the spec and th
       error_for(spec(kEfficiency + R"(, {"key": "storage.request_overhead_s", "lower": 0, "upper": 1e-3})",
                      point("a"))),
       Contains("points: expected at least as many measured points as free parameters (2), got 1"));
-  // A point that sets the hardware; a bad name; a scenario that does not load with its sets.
+  // A point that sets the file to fit (or overrides its values); a bad name; a scenario that does not load
+  // with its sets.
   CHECK_THAT(
-      error_for(spec(kEfficiency, point("a", ", \"sets\": [\"hardware=x.json\"]"))),
+      error_for(spec(kEfficiency, point("a", ", \"sets\": [\"engine=x.json\"]"))),
+      Contains("points[0].sets: expected an array of \"key.path=value\" overrides, neither \"engine\""));
+  CHECK_THAT(
+      error_for(spec(kEfficiency, point("a", ", \"sets\": [\"engine_overrides.storage.efficiency=0.5\"]"))),
+      Contains("points[0].sets: expected an array") && Contains("engine_overrides"));
+  const std::string hw_snic = R"({"key": "snic.bw_Bps", "lower": 1e9, "upper": 2e10})";
+  CHECK_THAT(
+      error_for(spec(hw_snic, point("a", ", \"sets\": [\"hardware=x.json\"]"), "")),
       Contains("points[0].sets: expected an array of \"key.path=value\" overrides, none of \"hardware\""));
   CHECK_THAT(error_for(spec(kEfficiency, point("a b"))),
              Contains("points[0].name: expected a name of 1 to 64"));
@@ -165,25 +198,30 @@ TEST_CASE("Calibration spec: other bad inputs -> one line naming the spec and th
       R"({"name": "b", "scenario": ")" + kCases +
       R"(units_1p1d.json", "quantity": "summary.jct_s", "measured": 3, "tolerance": 0.01})";
   CHECK_THAT(
-      error_for(spec(kEfficiency, point("a") + "," + other)),
+      error_for(spec(hw_snic, point("a") + "," + other, "")),
       Contains("spec.json: hardware: expected the hardware file to fit, since the points' scenarios name "
                "different ones"));
 }
 
 TEST_CASE(
     "Calibration spec: the shipped scenarios/paper/calibration.json -> the two fitted values of the paper's "
-    "hardware on its two calibration measurements",
+    "engine on its two calibration measurements",
     "[unit][calibrate]") {
   const auto s = load_calibration_spec(std::string(DPSIM_SOURCE_DIR) + "/scenarios/paper/calibration.json");
   INFO(error_of(s));
   REQUIRE(s);
-  CHECK(s->hardware_file == std::string(DPSIM_SOURCE_DIR) + "/models/hardware/hopper-8x400g.json");
+  CHECK(s->target_kind == "engine");
+  CHECK(s->target_file == std::string(DPSIM_SOURCE_DIR) + "/models/engine/dualpath-paper.json");
   REQUIRE(s->parameters.size() == 2);
   CHECK(s->parameters[0].key == "kernels.prefill_efficiency");
   CHECK(s->parameters[1].key == "storage.request_overhead_s");
-  // The file's values (fitted by hand) lie inside the bounds, away from the start.
-  CHECK(s->hardware["kernels"]["prefill_efficiency"] == 0.39);
-  CHECK(s->hardware["storage"]["request_overhead_s"] == 38e-6);
+  // The file's values (the fit's) lie inside the bounds.
+  for (const auto& p : s->parameters) {
+    const auto v = sim::study::number_at(nlohmann::json::parse(s->target.dump()), p.key);
+    REQUIRE(v);
+    CHECK(*v >= p.lower);
+    CHECK(*v <= p.upper);
+  }
   for (const auto& p : s->parameters) CHECK(p.start == Approx((p.lower + p.upper) / 2));
   REQUIRE(s->points.size() == 2);
   CHECK(s->points[0].measured == 10052);  // Basic, PAPER.md §6
@@ -197,7 +235,7 @@ TEST_CASE(
   const std::string sweeps = std::string(DPSIM_SOURCE_DIR) + "/scenarios/sweeps/";
   auto text = [&](const std::string& hardware) {
     return "{" + hardware +
-           R"("parameters": [{"key": "storage.efficiency", "lower": 0.3, "upper": 1.0}],
+           R"("parameters": [{"key": "snic.bw_Bps", "lower": 25e9, "upper": 100e9}],
            "points": [{"name": "mixed", "scenario": ")" +
            sweeps +
            R"(bottleneck-free-per-role.json", "quantity": "summary.jct_s", "measured": 3, "tolerance": 0.05}]})";
@@ -206,26 +244,25 @@ TEST_CASE(
   // Without a "hardware": which of the two files to fit is not said.
   CHECK_THAT(error_of(load_calibration_spec(d.write("none.json", text("")))),
              Contains("none.json: hardware: expected the hardware file to fit") &&
-                 Contains("runs prefill on") && Contains("hopper-4x400g-line-rate.json"));
+                 Contains("runs prefill on") && Contains("hopper-4x400g.json"));
   // The decode file: only hardware_decode goes to the candidate's copy (the prefill nodes keep theirs).
-  const auto dec = load_calibration_spec(
-      d.write("dec.json", text("\"hardware\": \"" + sweeps + "hopper-4x400g-line-rate.json\", ")));
+  const auto dec = load_calibration_spec(d.write("dec.json", text("\"hardware\": \"hopper-4x400g\", ")));
   INFO(error_of(dec));
   REQUIRE(dec);
-  CHECK(dec->points[0].hardware_fields == std::vector<std::string>{"hardware_decode"});
+  CHECK(dec->points[0].target_fields == std::vector<std::string>{"hardware_decode"});
   // The prefill file: the spec's "hardware" replaces the scenario's, which only prefill runs on.
-  const auto pre = load_calibration_spec(
-      d.write("pre.json", text("\"hardware\": \"" + sweeps + "hopper-8x400g-line-rate.json\", ")));
+  const auto pre = load_calibration_spec(d.write("pre.json", text("\"hardware\": \"hopper-8x400g\", ")));
   INFO(error_of(pre));
   REQUIRE(pre);
-  CHECK(pre->points[0].hardware_fields == std::vector<std::string>{"hardware_prefill"});
+  CHECK(pre->points[0].target_fields == std::vector<std::string>{"hardware_prefill"});
   // A file neither role runs on is refused; a point setting a role's file is refused.
   CHECK_THAT(error_of(load_calibration_spec(d.write("other.json", text("\"hardware\": \"h20-8x400g\", ")))),
              Contains("points[0] (mixed): expected a scenario with a role on the hardware file to fit"));
-  CHECK_THAT(error_for(spec(kEfficiency, point("p", ", \"sets\": [\"hardware_decode=h20-8x400g\"]"))),
+  const std::string hw_snic = R"({"key": "snic.bw_Bps", "lower": 1e9, "upper": 2e10})";
+  CHECK_THAT(error_for(spec(hw_snic, point("p", ", \"sets\": [\"hardware_decode=h20-8x400g\"]"), "")),
              Contains("points[0].sets") && Contains("hardware_decode"));
   // One file for both roles: the runs set "hardware".
-  const auto one = load_calibration_spec(d.write("one.json", spec(kEfficiency, point("p"))));
+  const auto one = load_calibration_spec(d.write("one.json", spec(hw_snic, point("p"), "")));
   REQUIRE(one);
-  CHECK(one->points[0].hardware_fields == std::vector<std::string>{"hardware"});
+  CHECK(one->points[0].target_fields == std::vector<std::string>{"hardware"});
 }

@@ -1,5 +1,5 @@
 // Unit tests of the calibration study (sim/study/calibrate.h) without simulations: its runs are answered by
-// a stand-in that reads the candidate's hardware copy and writes a results file whose JCT is a known
+// a stand-in that reads the candidate's engine copy and writes a results file whose JCT is a known
 // function of it. Checks the fit, the files, the resume, "not fitted", a failed run, --emit-jobs and a
 // folder made for other runs.
 #include "sim/study/calibrate.h"
@@ -25,7 +25,8 @@ namespace {
 
 const std::string kScenario = std::string(DPSIM_SOURCE_DIR) + "/tests/e2e/cases/io_1p1d.json";
 
-// A spec fitting storage.efficiency in [0.3, 1] to JCTs measured on io_1p1d.json.
+// A spec fitting the storage client's efficiency (the engine's storage.efficiency) in [0.3, 1] to JCTs
+// measured on io_1p1d.json.
 sim::study::CalibrationSpec spec_of(const ScratchDir& d, const std::vector<double>& measured,
                                     const std::string& key = "storage.efficiency") {
   std::string points;
@@ -34,7 +35,8 @@ sim::study::CalibrationSpec spec_of(const ScratchDir& d, const std::vector<doubl
               kScenario +
               "\", \"quantity\": \"summary.jct_s\", \"measured\": " + std::to_string(measured[i]) +
               ", \"tolerance\": 0.01}";
-  const std::string text = "{\"parameters\": [{\"key\": \"" + key +
+  const std::string text = "{\"engine\": \"" + std::string(DPSIM_SOURCE_DIR) +
+                           "/tests/e2e/cases/e2e-io-engine.json\", \"parameters\": [{\"key\": \"" + key +
                            "\", \"lower\": 0.3, \"upper\": 1}], \"points\": [" + points + "]}";
   auto s = sim::study::load_calibration_spec(d.write("spec.json", text));
   INFO(error_of(s));
@@ -42,7 +44,7 @@ sim::study::CalibrationSpec spec_of(const ScratchDir& d, const std::vector<doubl
   return *s;
 }
 
-// The stand-in for `dpsim run`: JCT = 2 / storage.efficiency of the hardware copy the run is given.
+// The stand-in for `dpsim run`: JCT = 2 / storage.efficiency of the engine copy the run is given.
 struct FakeRuns {
   int runs = 0;
   std::vector<int> batches;
@@ -50,10 +52,11 @@ struct FakeRuns {
     return [this](const std::vector<CalibrationRun>& list) -> std::optional<std::vector<int>> {
       batches.push_back(static_cast<int>(list.size()));
       for (const auto& r : list) {
-        std::string hw;
+        std::string engine;
         for (size_t k = 0; k + 1 < r.args.size(); ++k)
-          if (r.args[k] == "--set" && r.args[k + 1].rfind("hardware=", 0) == 0) hw = r.args[k + 1].substr(9);
-        const auto doc = sim::config::read_json_file(hw);
+          if (r.args[k] == "--set" && r.args[k + 1].rfind("engine=", 0) == 0)
+            engine = r.args[k + 1].substr(7);
+        const auto doc = sim::config::read_json_file(engine);
         REQUIRE(doc);
         const double eff = (*doc)["storage"]["efficiency"].get<double>();
         const nlohmann::json result = {{"summary", {{"jct_s", 2 / eff}}},
@@ -96,19 +99,20 @@ TEST_CASE(
   REQUIRE(j);
   CHECK((*j)["fitted"] == true);
   CHECK((*j)["parameters"][0]["value"] == c->values[0]);
-  CHECK((*j)["parameters"][0]["was"] == 1.0);  // e2e-io-hw.json's storage.efficiency
+  CHECK((*j)["parameters"][0]["was"] == 1.0);  // e2e-io-engine.json's storage.efficiency
+  CHECK((*j)["target_kind"] == "engine");
   CHECK((*j)["history"].size() == static_cast<size_t>(c->candidates));
-  const auto hw = sim::config::read_json_file(c->hardware_file);
-  REQUIRE(hw);
-  CHECK(std::filesystem::path(c->hardware_file).filename() == "e2e-io-hw-calibrated.json");
-  CHECK((*hw)["name"] == "e2e-io-hw-calibrated");
-  CHECK((*hw)["storage"]["efficiency"] == c->values[0]);
-  CHECK_THAT((*hw)["sources"]["storage.efficiency"].get<std::string>(),
+  const auto fitted = sim::config::read_json_file(c->calibrated_file);
+  REQUIRE(fitted);
+  CHECK(std::filesystem::path(c->calibrated_file).filename() == "e2e-io-engine-calibrated.json");
+  CHECK((*fitted)["name"] == "e2e-io-engine-calibrated");
+  CHECK((*fitted)["storage"]["efficiency"] == c->values[0]);
+  CHECK_THAT((*fitted)["sources"]["storage.efficiency"].get<std::string>(),
              Contains("CALIBRATED by dpsim calibrate") && Contains("p0 summary.jct_s measured") &&
                  Contains("Command: dpsim calibrate spec.json"));
-  // The point's result and the candidate's hardware copy are named from the values.
+  // The point's result and the candidate's engine copy are named from the values.
   CHECK(std::filesystem::exists(d.path("out/points/p0@" + sim::study::candidate_name(c->values) + ".json")));
-  CHECK(std::filesystem::exists(d.path("out/hardware/" + sim::study::candidate_name(c->values) + ".json")));
+  CHECK(std::filesystem::exists(d.path("out/engine/" + sim::study::candidate_name(c->values) + ".json")));
 
   // Rerun: the same search over the stored results, nothing run.
   FakeRuns again;
@@ -138,7 +142,7 @@ TEST_CASE("Calibrate: two measurements that contradict -> residuals reported, no
   REQUIRE(j);
   CHECK((*j)["fitted"] == false);
   CHECK((*j)["points"][0]["within_tolerance"] == false);
-  CHECK(std::filesystem::exists(c->hardware_file));
+  CHECK(std::filesystem::exists(c->calibrated_file));
 }
 
 TEST_CASE("Calibrate: a run that fails, runs handed out, a folder of other runs, too few runs -> said so",
