@@ -177,16 +177,17 @@ double choose(int n, int k) {
 double nodes_per_token(const config::ModelSpec& m, int nodes) {
   const double n = nodes, k = m.active_experts;
   const int groups = m.expert_groups, top = m.max_nodes_per_token;
-  if (groups <= 0 || nodes <= 1) return std::min({top > 0 ? top : n, n, k});
+  if (groups <= 0 || top <= 0 || nodes <= 1) return std::min({top > 0 ? top : n, n, k});
   double hit = 0;
-  if (nodes <= groups && groups % nodes == 0) {
-    // Each node holds groups / nodes of the groups; the token's `top` groups are a uniform draw: a node is
-    // missed when every one of them lies elsewhere.
-    const int per_node = groups / nodes;
-    hit = n * (1 - choose(groups - per_node, top) / choose(groups, top));
+  if (nodes <= groups) {
+    // Whole groups per node: groups % nodes of the nodes hold one more than the rest. The token's `top`
+    // groups are a uniform draw; a node is missed when every one of them lies elsewhere.
+    const int base = groups / nodes, extra = groups % nodes;
+    const auto reached = [&](int held) { return 1 - choose(groups - held, top) / choose(groups, top); };
+    hit = extra * reached(base + 1) + (nodes - extra) * reached(base);
   } else {
-    // Each group spans nodes / groups nodes (or the groups do not divide the nodes evenly: the same
-    // spread, as a mean): the k / top experts a token has in one of its groups land on distinct nodes of
+    // Each group spans nodes / groups nodes (or, where the groups do not divide the nodes evenly, that
+    // spread as a mean): the k / top experts a token has in one of its groups land on distinct nodes of
     // that group's share as draws with replacement.
     const double span = n / groups, per_group = k / top;
     hit = top * span * (1 - std::pow(1 - 1 / span, per_group));

@@ -108,9 +108,9 @@ struct Exchange {
   double nodes_dispatch = 0, nodes_combine = 0;
 };
 // The nodes a token's active_experts experts lie on, on average, in an EP group over `nodes` nodes: with
-// group-limited routing (moe.expert_groups > 0: the token's experts in max_nodes_per_token of the groups,
-// the groups spread evenly over the nodes) the expected number of distinct nodes; else min(limit, nodes,
-// active_experts). models/llm/README.md, "EP exchange".
+// group-limited routing (moe.expert_groups > 0 and a max_nodes_per_token limit: the token's experts in that
+// many of the groups, the groups spread evenly over the nodes) the expected number of distinct nodes; else
+// min(limit, nodes, active_experts). models/llm/README.md, "EP exchange".
 double nodes_per_token(const config::ModelSpec& m, int nodes);
 // Prefill (normal kernels, node-limited routing): a token goes once to each node it hits, (nodes - 1) / nodes
 // of them remote, then over NVLink to its experts there.

@@ -91,6 +91,7 @@ inline config::ModelSpec pinned_ds660b() {
   REQUIRE(m.expert_params == 44040192);
   REQUIRE(m.hidden == 7168);
   REQUIRE(m.max_nodes_per_token == 4);
+  REQUIRE(m.expert_groups == 8);
   REQUIRE(m.dispatch_bytes_per_value == 1.03125);
   REQUIRE(m.combine_bytes_per_value == 2);
   REQUIRE(m.gemm_precision == "fp8");

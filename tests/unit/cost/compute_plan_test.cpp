@@ -33,6 +33,11 @@ ModelSpec ds660b() {
 // in 58 of the 61 layers: 21,728 x 58 / 61 = 20,659.41 bytes per layer averaged over the layers.
 constexpr double kPairBytesPerLayer = 21728.0 * 58 / 61;
 
+// ds660b routes each token to 4 of its 8 expert groups. At EP16 (2 nodes of 4 groups) a node is missed only
+// when all 4 groups lie on the other, 1 in C(8, 4) = 70: a token reaches 2 x 69/70 nodes, the remote one of
+// them 69/70 of the time.
+constexpr double kRemoteEp16 = 69.0 / 70;
+
 // hopper() rates (see compute_model_test.cpp): prefill attention 6.400086e14 FLOP/s, DSA indexer
 // 1.979e15 x 0.063 = 1.24677e14, decode attention 4.100488e14, FP8 GEMM 1.2800172e15, weight reads
 // 2.66794e12 B/s, KV reads 2.999925e12 B/s.
@@ -43,23 +48,33 @@ constexpr double kRwb = 2.66794e12;
 
 TEST_CASE("EP exchange: ds660b prefill at EP16 over 2 nodes -> 2 nodes hit, half of them remote", "[unit]") {
   const ModelSpec m = ds660b();
-  // 16 GPUs, 8 per node: 2 nodes. A token goes to min(max_nodes_per_token 4, nodes 2, active_experts 8) = 2
-  // nodes, 1 of 2 remote: CNIC bytes = t x 20,659.41 x 2 x 1/2; then over NVLink to its 8 experts, 7/8 of
-  // them off the receiving GPU: t x 20,659.41 x 8 x 7/8.
-  //   t = 429: CNIC 8,862,886.82 B, NVLink 62,040,207.74 B per GPU per layer.
+  // 16 GPUs, 8 per node: 2 nodes. A token goes to 2 x 69/70 nodes (its 4 groups of 8), 1 of 2 remote: CNIC
+  // bytes = t x 20,659.41 x 69/70; then over NVLink to its 8 experts, 7/8 of them off the receiving GPU: t x
+  // 20,659.41 x 8 x 7/8.
+  //   t = 429: CNIC 8,736,274.15 B, NVLink 62,040,207.74 B per GPU per layer.
   // A model that sends a token to each expert over the CNIC (8 x 1/2) would give 4x the CNIC bytes; one
   // that forgets the MoE layers' share 58/61 gives 5% more.
   const Exchange x = prefill_exchange(m, 429, EpGroup{16, 8});
-  CHECK(x.cnic == Approx(429 * kPairBytesPerLayer).epsilon(1e-12));
-  CHECK(x.cnic == Approx(8862886.82).epsilon(1e-9));
+  CHECK(x.cnic == Approx(429 * kPairBytesPerLayer * kRemoteEp16).epsilon(1e-12));
+  CHECK(x.cnic == Approx(8736274.15).epsilon(1e-9));
   CHECK(x.nvlink == Approx(429 * kPairBytesPerLayer * 7).epsilon(1e-12));
   CHECK(x.nvlink == Approx(62040207.74).epsilon(1e-9));
-  // EP32 on 4 nodes: min(4, 4, 8) = 4 nodes hit, 3/4 remote: 3 pairs' bytes per token.
-  CHECK(prefill_exchange(m, 429, EpGroup{32, 8}).cnic == Approx(429 * kPairBytesPerLayer * 3).epsilon(1e-12));
-  // EP64 on 8 nodes: the node limit caps at 4 nodes hit, 7/8 remote: 3.5 pairs; without the limit the
-  // token reaches min(8, 8) = 8 nodes: 7 pairs.
+  // EP32 on 4 nodes of 2 groups: a node is missed with C(6, 4) / C(8, 4) = 15/70, 4 x 55/70 nodes hit, 3/4
+  // remote: 2.357 pairs' bytes per token.
+  CHECK(prefill_exchange(m, 429, EpGroup{32, 8}).cnic ==
+        Approx(429 * kPairBytesPerLayer * 4 * 55 / 70 * 3 / 4).epsilon(1e-12));
+  // EP64 on 8 nodes of one group: 4 nodes hit, 7/8 remote: 3.5 pairs.
   CHECK(prefill_exchange(m, 429, EpGroup{64, 8}).cnic ==
         Approx(429 * kPairBytesPerLayer * 3.5).epsilon(1e-12));
+  // Without group-limited routing, min(max_nodes_per_token 4, nodes, active_experts 8): at EP16 2 nodes (1
+  // remote pair), at EP32 4 (3 pairs); without the node limit either, the token reaches min(8, 8) = 8 nodes
+  // of EP64: 7 pairs.
+  ModelSpec ungrouped = m;
+  ungrouped.expert_groups = 0;
+  CHECK(prefill_exchange(ungrouped, 429, EpGroup{16, 8}).cnic ==
+        Approx(429 * kPairBytesPerLayer).epsilon(1e-12));
+  CHECK(prefill_exchange(ungrouped, 429, EpGroup{32, 8}).cnic ==
+        Approx(429 * kPairBytesPerLayer * 3).epsilon(1e-12));
   ModelSpec unlimited = m;
   unlimited.max_nodes_per_token = 0;
   CHECK(prefill_exchange(unlimited, 429, EpGroup{64, 8}).cnic ==
@@ -122,7 +137,7 @@ TEST_CASE("Prefill pass: a 2-GPU group with unequal attention -> the slowest GPU
   //   NVLink 62,040,207.74 B / 160e9 = 387.75 us < layer_s: it hides under the compute.
   //   layer_work 0 = 2,674.9488 us x 1.979e15, layer_work 1 = (234.2906 + 251.1258) us = 485.4164 us
   //   x 1.979e15.
-  //   exchange_bytes = prefill_exchange(429).cnic = 429 x 20,659.41 = 8,862,886.82 B.
+  //   exchange_bytes = prefill_exchange(429).cnic = 429 x 20,659.41 x 69/70 = 8,736,274.15 B.
   // A pass paced by the mean GPU, or charging each GPU its own experts (not the average's), or taking the
   // exchange at the per-GPU rather than the average token count fails one of these.
   const double att0 = 244712472576.0 / kRpa + 231828799488.0 / kRidx;
@@ -141,8 +156,8 @@ TEST_CASE("Prefill pass: a 2-GPU group with unequal attention -> the slowest GPU
   CHECK(p.layer_work[0] == Approx((att0 + dense + shared) * 1.979e15).epsilon(1e-12));
   CHECK(p.layer_work[1] == Approx((att1 + dense + shared) * 1.979e15).epsilon(1e-12));
   CHECK(p.layer_work[1] == Approx(485.4164e-6 * 1.979e15).epsilon(1e-7));
-  CHECK(p.exchange_bytes == Approx(429 * kPairBytesPerLayer).epsilon(1e-12));
-  CHECK(p.exchange_bytes == Approx(8862886.82).epsilon(1e-9));
+  CHECK(p.exchange_bytes == Approx(429 * kPairBytesPerLayer * kRemoteEp16).epsilon(1e-12));
+  CHECK(p.exchange_bytes == Approx(8736274.15).epsilon(1e-9));
 
   // NVLink-bound: at 1 MB/s the 62,040,207.74 B per layer take 62.040208 s, and every GPU's layer with it.
   hw.nvlink_bw_Bps = 1e6;
@@ -164,7 +179,7 @@ TEST_CASE("Prefill pass: one GPU -> its layer time, a group without new tokens -
   const PassPlan one = prefill_pass(m, hw, kernels(), {{{30000, 400}, {0, 1000}}}, EpGroup{16, 8});
   CHECK(one.layer_s == Approx(3.5544017e-3).epsilon(1e-7));
   CHECK(one.layer_work[0] == Approx(3.5544017e-3 * 1.979e15).epsilon(1e-7));
-  CHECK(one.exchange_bytes == Approx(1400 * kPairBytesPerLayer).epsilon(1e-12));
+  CHECK(one.exchange_bytes == Approx(1400 * kPairBytesPerLayer * kRemoteEp16).epsilon(1e-12));
   const PassPlan idle = prefill_pass(m, hw, kernels(), {{}, {{5000, 0}}}, EpGroup{16, 8});
   CHECK(idle.tokens == 0);
   CHECK(idle.layer_s == 0);
