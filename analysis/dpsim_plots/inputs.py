@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 # Resource classes of a run result, in the order the figures show them.
 # The simulator's list is sim/platform/resource_class.h (tests/analysis: case resource_names).
-RESOURCE_CLASSES = ("snic", "cnic", "dram", "pcie", "storage", "gpu")
+RESOURCE_CLASSES = ("snic", "cnic", "dram", "pcie", "storage", "gpu", "buffer")
 
 
 class InputError(Exception):

@@ -13,6 +13,7 @@ _CLASS_TITLES = {
     "pcie": "PCIe",
     "storage": "storage backend (behind each SNIC)",
     "gpu": "GPU busy time (a decode GPU is busy whenever its batch is non-empty)",
+    "buffer": "DRAM KV buffer (bytes held over time, of its capacity)",
 }
 
 

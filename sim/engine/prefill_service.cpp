@@ -309,18 +309,24 @@ void PrefillService::pass_loop(int group) {
       for (int node : pass_nodes) failed = failed || c_.members.down(node);
     if (failed) {
       undo_pass(batches, members);
-      for (size_t i = 0; i < n; ++i) pes_[members[i]].busy_s += busy[i];
+      for (size_t i = 0; i < n; ++i) {
+        pes_[members[i]].busy_s += busy[i];
+        pes_[members[i]].pass_s += now() - now0;
+      }
       continue;
     }
 
     if (c_.timeline != nullptr)
       for (size_t i = 0; i < n; ++i)
         trace_pass(*c_.timeline, pes_[members[i]], batches[i].size(), chunks[i], busy[i], now0, now());
+    c_.rec.prefill_time.add(plan.split.compute_s, plan.split.exchange_s, plan.split.fixed_s, plan.split.cpu_s,
+                            now() - now0, static_cast<double>(n));
 
     // Account the computed tokens; finished requests go to their DE, a chunked one stays at the head.
     for (size_t i = 0; i < n; ++i) {
       PrefillEngineState& pe = pes_[members[i]];
       pe.busy_s += busy[i];  // its attention and its share of the group's MoE
+      pe.pass_s += now() - now0;
       for (auto it = batches[i].rbegin(); it != batches[i].rend(); ++it) {
         Request& r = c_.requests[it->id];
         if (r.lost) continue;  // its DE's node failed during the pass: its slot is not reused

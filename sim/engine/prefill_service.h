@@ -35,6 +35,7 @@ struct PrefillEngineState {
   int unit = 0;                 // its deployment unit (EP group)
   std::deque<RequestId> ready;  // KV in a buffer: may join a forward batch
   double busy_s = 0;            // compute time (SimGrid executions)
+  double pass_s = 0;            // time in its group's passes: held by the lock-step pass, busy or waiting
   simgrid::s4u::ConditionVariablePtr cv;  // the pass group's
 };
 

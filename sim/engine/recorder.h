@@ -1,6 +1,7 @@
 // Recorder: per-turn latency samples and counters, streamed as turns complete (pure; no SimGrid).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -19,6 +20,21 @@ struct TurnSample {
   // slo.mode = relative (0 otherwise): the turn's unloaded TTFT and TPOT (cost/unloaded.h).
   float ttft_unloaded = 0;
   float tpot_unloaded = 0;
+};
+
+// Where a role's GPU time went, in GPU-seconds (each pass or step counted once per GPU in it): the parts of
+// its plans (cost/compute_plan.h: compute, exchange, fixed costs, CPU) and what its passes or steps took
+// beyond their plans (stall: waiting for KV loads and pushes, or a congested exchange).
+struct TimeSplitSum {
+  double compute_s = 0, exchange_s = 0, fixed_s = 0, cpu_s = 0, stall_s = 0;
+  void add(double compute, double exchange, double fixed, double cpu, double wall, double gpus) {
+    compute_s += gpus * compute;
+    exchange_s += gpus * exchange;
+    fixed_s += gpus * fixed;
+    cpu_s += gpus * cpu;
+    stall_s += gpus * std::max(0.0, wall - (compute + exchange + fixed + cpu));
+  }
+  double total_s() const { return compute_s + exchange_s + fixed_s + cpu_s + stall_s; }
 };
 
 struct Recorder {
@@ -56,6 +72,7 @@ struct Recorder {
   // Per forward pass of a DP-attention group of more than one GPU: (start time, max/avg attention time
   // over the group's GPUs). DualPath §7.5's attention balance.
   std::vector<std::pair<float, float>> attention_balance;
+  TimeSplitSum prefill_time, decode_time;  // the time_split section of the results
 };
 
 }  // namespace sim::engine

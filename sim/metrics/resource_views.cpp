@@ -36,7 +36,8 @@ void link_views(const LinkStats& ls, nlohmann::json& resources, std::map<std::st
 }  // namespace
 
 ResourceViews resource_views(const LinkStats& links, const std::vector<GpuLoad>& pes,
-                             const std::vector<GpuLoad>& des, double end) {
+                             const std::vector<GpuLoad>& des, const std::vector<BufferLoad>& buffers,
+                             double end) {
   ResourceViews v;
   v.resources = nlohmann::json::object();
   nlohmann::json& resources = v.resources;
@@ -45,18 +46,25 @@ ResourceViews resource_views(const LinkStats& links, const std::vector<GpuLoad>&
       platform::class_key(platform::NodeRole::kPrefill, platform::ResourceClass::kGpu, "compute");
   const std::string kDecodeGpu =
       platform::class_key(platform::NodeRole::kDecode, platform::ResourceClass::kGpu, "compute");
+  const std::string kPrefillPass =
+      platform::class_key(platform::NodeRole::kPrefill, platform::ResourceClass::kGpu, "pass");
   std::map<std::string, double>& cls = v.classes;
   std::map<std::string, int> cls_n;
   link_views(links, resources, cls, cls_n);
   for (const auto& pe : pes) {
     const double u = end > 0 ? pe.busy_s / end : 0;
+    const double held = end > 0 ? pe.pass_s / end : 0;
     resources[kGpu].push_back({{"node", pe.node},
                                {"role", platform::name(platform::NodeRole::kPrefill)},
                                {"gpu", pe.gpu},
                                {"busy_s", pe.busy_s},
-                               {"utilization", u}});
+                               {"utilization", u},
+                               {"pass_s", pe.pass_s},
+                               {"pass_utilization", held}});
     cls[kPrefillGpu] += u;
     cls_n[kPrefillGpu]++;
+    cls[kPrefillPass] += held;
+    cls_n[kPrefillPass]++;
   }
   for (const auto& de : des) {
     const double u = end > 0 ? de.busy_s / end : 0;
@@ -68,6 +76,20 @@ ResourceViews resource_views(const LinkStats& links, const std::vector<GpuLoad>&
                                {"max_batch", de.max_batch}});
     cls[kDecodeGpu] += u;
     cls_n[kDecodeGpu]++;
+  }
+  const char* kBuffer = platform::name(platform::ResourceClass::kBuffer);
+  for (const auto& b : buffers) {
+    const double mean = end > 0 ? b.byte_s / end : 0;
+    const double u = b.capacity_bytes > 0 ? mean / b.capacity_bytes : 0;
+    resources[kBuffer].push_back({{"node", b.node},
+                                  {"role", platform::name(b.role)},
+                                  {"capacity_bytes", b.capacity_bytes},
+                                  {"mean_bytes", mean},
+                                  {"peak_bytes", b.peak_bytes},
+                                  {"utilization", u}});
+    const std::string key = platform::class_key(b.role, platform::ResourceClass::kBuffer, "occupancy");
+    cls[key] += u;
+    cls_n[key]++;
   }
   std::string best;
   double best_u = -1;

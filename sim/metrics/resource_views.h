@@ -21,6 +21,16 @@ struct GpuLoad {
   int gpu = 0;
   double busy_s = 0;
   int max_batch = -1;  // a DE's; -1 for a PE (no entry)
+  double pass_s = 0;   // a PE's time in its DP group's passes
+};
+
+// One node's DRAM buffer over the run: its capacity, the byte-seconds it held, its peak.
+struct BufferLoad {
+  int node = 0;
+  platform::NodeRole role = platform::NodeRole::kPrefill;
+  double capacity_bytes = 0;
+  double byte_s = 0;
+  double peak_bytes = 0;
 };
 
 struct ResourceViews {
@@ -30,10 +40,14 @@ struct ResourceViews {
 };
 
 // Over a run that ended at `end_s`. The bottleneck is the resource class with the highest mean
-// utilisation; a decode GPU's busy fraction (time with a non-empty batch) says nothing about saturation,
-// so it is reported but not a candidate.
+// utilisation, a DRAM buffer's being its mean occupancy over its capacity (a buffer that stays full binds as
+// a link does). A prefill GPU has two: compute (its own work) and pass (the time its DP-attention group's
+// lock-step passes hold it, waiting for the group's slowest GPU and the exchange included: the saturation of
+// a role whose GPUs pass together). A decode GPU's busy fraction (time with a non-empty batch) says nothing
+// about saturation, so it is reported but not a candidate.
 ResourceViews resource_views(const LinkStats& links, const std::vector<GpuLoad>& pes,
-                             const std::vector<GpuLoad>& des, double end_s);
+                             const std::vector<GpuLoad>& des, const std::vector<BufferLoad>& buffers,
+                             double end_s);
 
 // balance: DualPath §7.5's two load-balance measures, whole-run and over time.
 //   snic_max_avg        max/avg traffic across the storage NICs per window, averaged over the windows

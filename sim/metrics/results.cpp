@@ -136,4 +136,20 @@ nlohmann::json units_summary(int gpus_each, const std::vector<UnitGpu>& gpus, do
           {"per_unit", per_unit}};
 }
 
+nlohmann::json time_split_summary(const engine::TimeSplitSum& t, double gpus, double duration_s) {
+  const double all = gpus * duration_s;
+  const double idle = std::max(0.0, all - t.total_s());
+  nlohmann::json j = {{"gpu_s", all}};
+  for (const auto& [key, v] : {std::pair<const char*, double>{"compute", t.compute_s},
+                               {"exchange", t.exchange_s},
+                               {"fixed", t.fixed_s},
+                               {"cpu", t.cpu_s},
+                               {"stall", t.stall_s},
+                               {"idle", idle}}) {
+    j[std::string(key) + "_s"] = v;
+    j[std::string(key) + "_share"] = all > 0 ? v / all : 0;
+  }
+  return j;
+}
+
 }  // namespace sim::metrics

@@ -9,7 +9,9 @@ namespace sim::platform {
 
 enum class NodeRole { kPrefill, kDecode };
 
-enum class ResourceClass { kSnic, kCnic, kDram, kPcie, kStorage, kGpu };
+// kBuffer: a node's DRAM buffer (cluster.dram_buffer_bytes), a capacity rather than a link: its utilisation
+// is its mean occupancy.
+enum class ResourceClass { kSnic, kCnic, kDram, kPcie, kStorage, kGpu, kBuffer };
 
 constexpr const char* name(NodeRole r) {
   return r == NodeRole::kPrefill ? "prefill" : "decode";
@@ -29,6 +31,8 @@ constexpr const char* name(ResourceClass c) {
       return "storage";
     case ResourceClass::kGpu:
       return "gpu";
+    case ResourceClass::kBuffer:
+      return "buffer";
   }
   return "?";
 }

@@ -1,6 +1,7 @@
 #include "sim/resources/buffer_pool.h"
 
 #include <algorithm>
+#include <simgrid/s4u/Engine.hpp>
 
 namespace sim::resources {
 
@@ -21,7 +22,20 @@ double BufferPool::read_need(const engine::Request& r, bool pe_side, double byte
   return r.de_buf_bytes > 0 ? 0.0 : engine::wire_bytes(r, (r.hit + r.miss) * kv_token_);
 }
 
+void BufferPool::integrate(int node) {
+  Node& n = nodes_[node];
+  const double t = sg4::Engine::get_clock();
+  n.byte_s += n.used * (t - n.since);
+  n.since = t;
+}
+
+double BufferPool::byte_s(int node, double t) const {
+  const Node& n = nodes_[node];
+  return n.byte_s + n.used * std::max(0.0, t - n.since);
+}
+
 void BufferPool::add(int node, double bytes) {
+  integrate(node);
   Node& n = nodes_[node];
   n.used += bytes;
   n.peak = std::max(n.peak, n.used);
@@ -50,6 +64,7 @@ void BufferPool::release(engine::Request& r, int node, bool pe_side) {
   const double bytes = held;
   held = 0;
   if (bytes <= 0) return;
+  integrate(node);
   Node& n = nodes_[node];
   n.used -= bytes;
   // The last holder gone: empty, exactly (the sums of takes and releases leave float residue, and a buffer

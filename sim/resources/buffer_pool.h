@@ -49,6 +49,9 @@ class BufferPool {
   double capacity() const { return capacity_; }
   double used(int node) const { return nodes_[node].used; }
   double peak(int node) const { return nodes_[node].peak; }
+  // The bytes the node's buffer held, integrated over simulated time up to `t` (byte-seconds): its mean
+  // occupancy over [0, t] is this / t. REQUIRES: t >= the time of the last change.
+  double byte_s(int node, double t) const;
   // Bytes held over all nodes: 0 after a complete run; anything else is a leak.
   double held() const;
   void wake_all();
@@ -56,11 +59,14 @@ class BufferPool {
  private:
   struct Node {
     double used = 0, peak = 0;
-    int holders = 0;  // request sides holding bytes here
+    double byte_s = 0, since = 0;  // the occupancy integral up to `since`, the time of the last change
+    int holders = 0;               // request sides holding bytes here
     std::vector<int> waiting_pes;
     simgrid::s4u::ConditionVariablePtr cv;
   };
   void add(int node, double bytes);
+  // Brings the node's occupancy integral up to now, before `used` changes.
+  void integrate(int node);
   double capacity_;
   double kv_token_;
   std::vector<Node> nodes_;

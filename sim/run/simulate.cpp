@@ -280,13 +280,21 @@ StatusOr<Results> simulate(const config::ScenarioConfig& sc, const RunOptions& o
         {"prefill", metrics::units_summary(config::unit_gpus(sc, config::UnitRole::kPrefill), pe_units, end)},
         {"decode", metrics::units_summary(config::unit_gpus(sc, config::UnitRole::kDecode), de_units, end)}};
   }
+  s["time_split"] = {{"prefill", metrics::time_split_summary(rec.prefill_time,
+                                                             static_cast<double>(cluster.pes().size()), end)},
+                     {"decode", metrics::time_split_summary(rec.decode_time,
+                                                            static_cast<double>(cluster.des().size()), end)}};
   control::judge_slo(sc, rec, cluster.run().stopped_by(), cluster.stop_rules().warmup_end_s(), s);
 
   {  // resources, resource_classes, bottleneck
     std::vector<metrics::GpuLoad> pes, des;
-    for (const auto& pe : cluster.pes()) pes.push_back({pe.node, pe.gpu, pe.busy_s, -1});
+    for (const auto& pe : cluster.pes()) pes.push_back({pe.node, pe.gpu, pe.busy_s, -1, pe.pass_s});
     for (const auto& de : cluster.des()) des.push_back({de.node, de.gpu, de.busy_s, de.max_batch});
-    auto views = metrics::resource_views(links, pes, des, end);
+    std::vector<metrics::BufferLoad> buffers;
+    for (size_t n = 0; n < h.nodes.size(); ++n)
+      buffers.push_back({static_cast<int>(n), h.nodes[n].role, cluster.buffers().capacity(),
+                         cluster.buffers().byte_s(static_cast<int>(n), end), cluster.buffers().peak(n)});
+    auto views = metrics::resource_views(links, pes, des, buffers, end);
     j["resources"] = std::move(views.resources);
     j["resource_classes"] = views.classes;
     j["bottleneck"] = std::move(views.bottleneck);

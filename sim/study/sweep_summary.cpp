@@ -76,7 +76,9 @@ std::map<std::string, ClassUse> class_use(const nlohmann::json& r, double thresh
   std::map<std::string, ClassUse> use;
   std::map<std::string, int> n;
   for (const auto& [resource, links] : res.items()) {
-    if (resource == platform::name(platform::ResourceClass::kGpu) || !links.is_array()) continue;
+    if (resource == platform::name(platform::ResourceClass::kGpu) ||
+        resource == platform::name(platform::ResourceClass::kBuffer) || !links.is_array())
+      continue;
     for (const auto& e : links) {
       const std::string key = fmt::format(
           "{}.{}.{}", field(e, "role").is_string() ? field(e, "role").get<std::string>() : "", resource,

@@ -84,7 +84,7 @@ nlohmann::json run_fixture(const std::vector<std::string>& sets) {
 std::map<std::string, double> links(const nlohmann::json& r) {
   std::map<std::string, double> out;
   for (const auto& [kind, entries] : r.at("resources").items()) {
-    if (kind == "gpu") continue;
+    if (kind == "gpu" || kind == "buffer") continue;  // busy time and bytes held, not links
     for (const auto& e : entries) {
       std::string key = "n" + std::to_string(e.at("node").get<int>());
       if (e.contains("gpu") && !e.at("gpu").is_null() && e.at("gpu").get<int>() >= 0)
