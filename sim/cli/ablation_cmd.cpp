@@ -6,8 +6,9 @@
 namespace sim::cli {
 
 void add_ablation_command(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand(
-      "ablation", "Basic -> +layerwise prefill -> +dual-path loading -> +scheduler: JCTs and reductions");
+  auto* cmd = app.add_subcommand("ablation",
+                                 "Basic -> +layerwise prefill -> +dual-path loading (load-blind, and "
+                                 "queue-aware) -> +scheduler: JCTs and reductions");
   static study::AblationSpec a;
   cmd->add_option("scenario", a.scenario, "Scenario JSON (e.g. scenarios/paper/ablation-ds660b-64k.json)")
       ->required();

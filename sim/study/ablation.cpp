@@ -27,13 +27,34 @@ const std::vector<Step>& ablation_steps() {
       {"+layerwise",
        "layerwise",
        {"policy.read_path=pe", "policy.layerwise=true", "policy.scheduler=round_robin"}},
-      {"+dual-path",
+      {"+dual-path (load-blind)",
+       "dualpath-blind",
+       {"policy.read_path=alternate", "policy.layerwise=true", "policy.scheduler=round_robin"}},
+      {"+dual-path (queue-aware)",
        "dualpath",
        {"policy.read_path=dualpath", "policy.layerwise=true", "policy.scheduler=round_robin"}},
       {"+scheduler",
        "scheduler",
        {"policy.read_path=dualpath", "policy.layerwise=true", "policy.scheduler=dualpath"}}};
   return steps;
+}
+
+// The two definitions of the ablation's steps (ablation.h), as indices into ablation_steps().
+struct Definition {
+  const char* name;
+  const char* about;
+  std::vector<size_t> steps;
+};
+
+const std::vector<Definition>& definitions() {
+  static const std::vector<Definition> d = {
+      {"paper",
+       "the paper's: dual-path loading load-blind, the scheduler brings the queue-aware choice",
+       {0, 1, 2, 4}},
+      {"queue-aware",
+       "dual-path loading already queue-aware, the scheduler adds Algorithm 1 alone",
+       {0, 1, 3, 4}}};
+  return d;
 }
 
 struct Run {
@@ -48,7 +69,7 @@ double reduction_pct(double basic, double jct) {
 // The table: one row per agent count, each step's JCT and (after Basic) its reduction vs Basic.
 std::string ablation_table(const nlohmann::json& summary) {
   std::string s = fmt::format("{:>8}", "agents");
-  for (const auto& st : ablation_steps()) s += fmt::format("  {:>20}", std::string(st.label) + " JCT (s)");
+  for (const auto& st : ablation_steps()) s += fmt::format("  {:>24}", st.label);
   s += "\n";
   for (const auto& row : summary.at("rows")) {
     s += fmt::format("{:>8}", row.at("agents").get<int>());
@@ -57,12 +78,19 @@ std::string ablation_table(const nlohmann::json& summary) {
       std::string cell = fmt::format("{:.1f}", jct);
       if (r.at("step") != "basic") cell += fmt::format(" ({:+.1f}%)", -r.at("reduction_pct").get<double>());
       if (!r.at("complete").get<bool>()) cell += " *";
-      s += fmt::format("  {:>20}", cell);
+      s += fmt::format("  {:>24}", cell);
     }
     s += "\n";
   }
-  s += "(x%) = JCT change relative to Basic at the same agent count; a negative x is a reduction; * = the "
+  s += "JCT (s); (x%) = change relative to Basic at the same agent count; a negative x is a reduction; * = "
+       "the "
        "run did not complete.\n";
+  for (const auto& d : definitions()) {
+    s += fmt::format("{}: {}:", d.name, d.about);
+    for (size_t k = 0; k < d.steps.size(); ++k)
+      s += fmt::format("{} {}", k == 0 ? "" : " ->", ablation_steps()[d.steps[k]].label);
+    s += "\n";
+  }
   return s;
 }
 
@@ -109,6 +137,12 @@ StatusOr<Outcome> run_ablation(const AblationSpec& a, const Console& console) {
   nlohmann::json summary = {{"scenario", path}, {"sets", a.sets}, {"steps", nlohmann::json::array()}};
   for (const auto& st : steps)
     summary["steps"].push_back({{"step", st.stem}, {"label", st.label}, {"sets", st.sets}});
+  summary["definitions"] = nlohmann::json::object();
+  for (const auto& d : definitions()) {
+    nlohmann::json stems = nlohmann::json::array();
+    for (size_t i : d.steps) stems.push_back(steps[i].stem);
+    summary["definitions"][d.name] = {{"about", d.about}, {"steps", stems}};
+  }
   summary["rows"] = nlohmann::json::array();
   for (size_t k = 0; k < a.agents.size(); ++k) {
     nlohmann::json row = {{"agents", a.agents[k]}, {"runs", nlohmann::json::array()}};
@@ -131,11 +165,12 @@ StatusOr<Outcome> run_ablation(const AblationSpec& a, const Console& console) {
   const std::string summary_path = a.out + "/summary.json";
   const std::string err = write_file_atomically(summary_path, summary.dump(1) + "\n");
   if (!err.empty()) return Status::error(err);
-  return Outcome{fmt::format("ablation of {} ({}, {}P{}D)\n\n", sc->name, sc->model.name,
-                             sc->cluster.prefill_nodes, sc->cluster.decode_nodes) +
-                 ablation_table(summary) +
-                 fmt::format("\nresults: {}/<agents>-{{basic,layerwise,dualpath,scheduler}}.json, {}\n",
-                             a.out, summary_path)};
+  return Outcome{
+      fmt::format("ablation of {} ({}, {}P{}D)\n\n", sc->name, sc->model.name, sc->cluster.prefill_nodes,
+                  sc->cluster.decode_nodes) +
+      ablation_table(summary) +
+      fmt::format("\nresults: {}/<agents>-{{basic,layerwise,dualpath-blind,dualpath,scheduler}}.json, {}\n",
+                  a.out, summary_path)};
 }
 
 }  // namespace sim::study

@@ -1,7 +1,15 @@
 // `dpsim ablation`: DualPath's ablation (paper §7.4; PAPER.md §6): Basic -> + layerwise prefill -> +
-// dual-path loading -> + scheduler, each step adding one toggle to the previous one, at every agent count.
-// Each run is a child `dpsim run`, up to `jobs` at a time; its results JSON goes to DIR/<agents>-<step>.json.
-// The report is the four JCTs per agent count and each step's JCT change relative to Basic, also in
+// dual-path loading -> + the scheduling algorithm, at every agent count, under two definitions of the third
+// step:
+//   paper        dual-path loading with a load-blind choice of side (read_path=alternate: the DE side for the
+//                decode nodes' share of the requests); the scheduler step brings Algorithm 1 and the
+//                queue-aware choice together ("load-balanced path choice across SNICs" is the paper's
+//                scheduling);
+//   queue-aware  dual-path loading with the queue-aware choice already (read_path=dualpath), dpsim's
+//                definition before, so the scheduler step adds Algorithm 1 alone.
+// Five runs per agent count (Basic, +layerwise, both dual-path steps, +scheduler), each a child `dpsim run`,
+// up to `jobs` at a time; its results JSON goes to DIR/<agents>-<step>.json. The report is the five JCTs per
+// agent count, each step's JCT change relative to Basic and each definition's steps, also in
 // DIR/summary.json.
 #pragma once
 

@@ -74,6 +74,37 @@ TEST_CASE("ReadPath split: shares even out the two queues", "[unit]") {
   CHECK(500 + f * 1000 == Approx(0 + (1 - f) * 1000));
 }
 
+TEST_CASE("ReadPath alternate: the DE side for D/(P + D) of the requests, spread out, blind to the queues",
+          "[unit]") {
+  auto p = make_read_path("alternate");
+  REQUIRE(p.is_ok());
+  // 2 prefill nodes (4 engines: two GPUs each) and 4 decode nodes: the DE side for 4/6 of the requests, a
+  // request going to the DE when the share owed reaches one (2/3: PE; 4/3: DE; 1: DE; 2/3: PE ...), whatever
+  // the queues. A share by engines (4 of 8) or a queue-aware choice would fail the counts.
+  ClusterView v;
+  v.pes = {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 1, 0, 0, 0}, {0, 1, 0, 0, 0}};
+  for (int n = 2; n < 6; ++n) v.des.push_back({0, n, 0, 0, 0});
+  v.read_q = {0, 1e9, 0, 0, 0, 0};  // node 1's queue full: ignored
+  std::string sides;
+  int de = 0;
+  for (int i = 0; i < 600; ++i) {
+    const double f =
+        (*p)->choose({static_cast<uint64_t>(i), 1000, 100, 10}, v.pes[i % 4], v.des[i % 4], v).pe_fraction;
+    REQUIRE((f == 0.0 || f == 1.0));
+    if (i < 6) sides += f == 0.0 ? 'D' : 'P';
+    de += f == 0.0;
+    CHECK(std::abs(de - (i + 1) * 2.0 / 3) < 1);  // never more than one request off the share
+  }
+  CHECK(sides == "PDDPDD");
+  CHECK(de == 400);
+  // A role change (one decode node fewer: 3 of 5) recounts the share.
+  v.des.pop_back();
+  int de_after = 0;
+  for (int i = 0; i < 500; ++i)
+    de_after += (*p)->choose({0, 1000, 100, 10}, v.pes[0], v.des[0], v).pe_fraction == 0.0;
+  CHECK(de_after == Approx(300).margin(1));
+}
+
 TEST_CASE("ReadPath oracle: transfers are free", "[unit]") {
   CHECK(decide("oracle", 0, 0).zero_cost);
 }
