@@ -206,7 +206,10 @@ TEST_CASE("Node failure: with one-node prefill units only the failed node's unit
   for (int a = 0; a < 16; ++a) {
     if (r.base.at({a, 0})[17] != "0") continue;  // its first turn was prefilled on node 1
     INFO("agent " << a);
-    CHECK(r.rec.at({a, 0})[7] == r.base.at({a, 0})[7]);  // the same first token: node 0's pass went on
+    // The same first token: node 0's pass went on (to within rounding: the failure's event in the middle of
+    // SimGrid's activities updates what they have left in two steps; a pass undone and done again would
+    // move it by a whole pass, milliseconds).
+    CHECK(std::stod(r.rec.at({a, 0})[7]) == Approx(std::stod(r.base.at({a, 0})[7])).epsilon(1e-12));
     kept++;
   }
   CHECK(kept == 8);

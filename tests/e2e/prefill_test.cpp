@@ -58,8 +58,10 @@ TEST_CASE("Prefill pass of a DP group over 16 GPUs -> one GPU execution per pass
   // ep_2p1d: one turn on one PE GPU of a 16-GPU DP group (two prefill nodes), one pass. The group computes in
   // lock-step, so one execution stands for the pass; the code before ran one per GPU (16 here, 8 with groups
   // of 8), and an actor's executions sit in a SimGrid list that each of its transfers' ends walks. The GPU
-  // with the request computes its attention and the group's MoE share, the 15 others the MoE share alone: a
-  // model that charged every GPU the pass's time would give the idle GPUs the loaded GPU's busy time.
+  // with the request computes its attention and the group's MoE share, the 15 others the MoE share alone
+  // (the experts at the group's average and the exchange's latency, which two micro-batches cannot hide on a
+  // GPU with little to compute): about 98 ms against 9 ms (EP16) and 101 against 13 (EP8). A model that
+  // charged every GPU the pass's time would give the idle GPUs the loaded GPU's busy time, a ratio of 1.
   for (const char* dp : {"0", "8"}) {
     INFO("prefill_dp_group_gpus " << dp);
     const auto r =
@@ -77,6 +79,6 @@ TEST_CASE("Prefill pass of a DP group over 16 GPUs -> one GPU execution per pass
       }
     }
     CHECK(idle > 0);
-    CHECK(loaded > 10 * idle);
+    CHECK(loaded > 5 * idle);
   }
 }

@@ -109,8 +109,8 @@ TEST_CASE("Role change: a node named twice takes the second change once the firs
 
 TEST_CASE("Role change: a prefill node that joins the decode EP group carries its exchange", "[e2e]") {
   // ep_2p1d.json: one turn of DS 27B on 2P1D of the paper's node. Alone, the decode node's EP group stays in
-  // the node (no CNIC exchange); once node 1 joins the decode role at 0.1 s (after the turn's first token at
-  // 0.094 s, before its end at 0.133 s) the group spans two nodes, and both send the same decode exchange
+  // the node (no CNIC exchange); once node 1 joins the decode role at 0.12 s (after the turn's first token at
+  // 0.100 s, before its end at 0.139 s) the group spans two nodes, and both send the same decode exchange
   // through their CNICs.
   const std::string ep = e2e::case_file("ep_2p1d.json");
   auto cnic_bytes = [](const nlohmann::json& j, int node, int gpu) {
@@ -120,8 +120,8 @@ TEST_CASE("Role change: a prefill node that joins the decode EP group carries it
     return -1.0;
   };
   const auto before = e2e::run_ok(ep);
-  const auto after = e2e::run_ok(ep, {"events=[" + role_change(0.1, "[1]", "decode") + "]"});
-  REQUIRE(after.at("events")[0].at("nodes")[0].at("switched_at_s").get<double>() == Approx(0.1));
+  const auto after = e2e::run_ok(ep, {"events=[" + role_change(0.12, "[1]", "decode") + "]"});
+  REQUIRE(after.at("events")[0].at("nodes")[0].at("switched_at_s").get<double>() == Approx(0.12));
   // GPU 1 of the decode node: no KV crosses it (the turn's KV goes to DE 0), only the exchange.
   CHECK(cnic_bytes(before, 2, 1) == 0);
   const double decode_exchange = cnic_bytes(after, 2, 1);
@@ -135,7 +135,7 @@ TEST_CASE("Role change: a prefill node that joins the decode EP group carries it
 TEST_CASE("Role change: an idle node of a lock-step prefill group leaves it at the end of the pass it is in",
           "[e2e]") {
   // ep_2p1d.json made 3P1D with 48 agents of the 32K dataset (6 turns): DS 27B's prefill EP group spans the
-  // three prefill nodes, whose GPUs run every pass together. Node 2 holds no request at 3 s (the last it
+  // three prefill nodes, whose GPUs run every pass together. Node 2 holds no request at 3.25 s (the last it
   // prefilled had its first token before), but the group is in a pass, node 2's GPUs with it: the node
   // switches when that pass ends, i.e. at the first token of the turns that pass prefilled.
   e2e::Scratch tmp;
@@ -144,18 +144,18 @@ TEST_CASE("Role change: an idle node of a lock-step prefill group leaves it at t
       e2e::run_ok(e2e::case_file("ep_2p1d.json"),
                   {"cluster.prefill_nodes=3", "workload.trace=", "workload.generator.dataset=32k",
                    "workload.agents=48", "workload.max_turns=6",
-                   "events=[" + role_change(3, "[2]", "decode") + "]", "outputs.requests=" + records});
+                   "events=[" + role_change(3.25, "[2]", "decode") + "]", "outputs.requests=" + records});
   const auto& n = j.at("events")[0].at("nodes")[0];
   CHECK(n.at("requests_at_drain") == 0);
   const double sw = n.at("switched_at_s").get<double>();
-  CHECK(sw > 3);
+  CHECK(sw > 3.25);
   const auto rows = e2e::read_csv(records);
   REQUIRE(rows[0][7] == "first_token_s");
   REQUIRE(rows[0][17] == "pe_node");
   int ended_then = 0;
   for (size_t i = 1; i < rows.size(); ++i) {
     if (std::abs(std::stod(rows[i][7]) - sw) < 1e-9) ended_then++;
-    if (rows[i][17] == "2") CHECK(std::stod(rows[i][7]) < 3);  // nothing prefilled on node 2 after 3 s
+    if (rows[i][17] == "2") CHECK(std::stod(rows[i][7]) < 3.25);  // nothing prefilled on node 2 after it
   }
   CHECK(ended_then > 0);
   CHECK(j.at("summary").at("turns_completed") == 288);

@@ -135,7 +135,7 @@ TEST_CASE("ModelSpec: every number in the model files -> has a source", "[unit]"
   const std::set<std::string> sections = {"params", "kv", "attention", "moe", "compute"};
   const std::set<std::string> values = {"layers", "max_context_tokens"};
   const std::set<std::string> documentation = {"name", "notes", "sources"};
-  for (const char* name : {"ds660b", "ds27b", "qwen32b"}) {
+  for (const char* name : {"ds660b", "ds27b", "qwen32b", "dsv3"}) {
     std::ifstream in(model_path(name));
     nlohmann::json doc = nlohmann::json::parse(in);
     const nlohmann::json& sources = doc.at("sources");

@@ -62,17 +62,22 @@ TEST_CASE("Unloaded TTFT: read, load, passes and push of a lone turn, by hand") 
 }
 
 // The compute quota cuts a long miss into passes: on Qwen 32B (dense attention, quadratic in the prompt;
-// quota 0.3 s of attention per layer), a 120K-token prompt needs more than one pass; with fifo batching one
-// pass does it, and no slower (the same attention, and one pass's fixed costs instead of several).
+// quota 0.3 s of attention per layer), a 120K-token prompt needs more than one pass. With fifo batching the
+// engine's largest pass (16,384 tokens) cuts it into ceil(120,000 / 16,384) = 8; without that cap one pass
+// does it, and no slower (the same attention, and one pass's fixed costs instead of several).
 TEST_CASE("Unloaded TTFT: quota chunking splits a long prompt into passes") {
-  auto sc =
-      sim::config::load_scenario(std::string(DPSIM_SOURCE_DIR) + "/scenarios/paper/qwen32b-64k.json", {});
+  const std::string file = std::string(DPSIM_SOURCE_DIR) + "/scenarios/paper/qwen32b-64k.json";
+  auto sc = sim::config::load_scenario(file, {});
   REQUIRE(sc);
   sim::cost::UnloadedLatency quota(*sc);
   const auto q = quota.ttft(0, 120000);
   CHECK(q.passes > 1);
+  auto capped_sc = sim::config::load_scenario(file, {"policy.batching=fifo"});
+  REQUIRE(capped_sc);
+  REQUIRE(capped_sc->engine.max_pass_tokens == 16384);
+  CHECK(sim::cost::UnloadedLatency(*capped_sc).ttft(0, 120000).passes == 8);
   auto fifo_sc = sim::config::load_scenario(
-      std::string(DPSIM_SOURCE_DIR) + "/scenarios/paper/qwen32b-64k.json", {"policy.batching=fifo"});
+      file, {"policy.batching=fifo", "engine_overrides.prefill.max_pass_tokens=0"});
   REQUIRE(fifo_sc);
   sim::cost::UnloadedLatency fifo(*fifo_sc);
   const auto f = fifo.ttft(0, 120000);
