@@ -65,7 +65,7 @@ EngineSpec production() {
   e.ep_overlap = EpOverlap::kTwoMicroBatches;
   e.prefill_comm_sms = 24;
   e.prefill_exchange = {{16, 32, 64}, {43e9, 44e9, 46e9}, {43e9, 47e9, 45e9}};
-  e.decode_exchange_sm_s_per_token = 5.273e-7;
+  e.decode_exchange_sm_s_per_token = 0;  // DeepEP's hooks hold no SM (the MTP case sets LMSYS's reading)
   e.ep_latency.ep_gpus = {8, 16, 32, 64, 128, 256};
   e.ep_latency.decode_dispatch_s = {121.6e-6, 97.3e-6, 68.5e-6, 53.5e-6, 50.1e-6, 47.3e-6};
   e.ep_latency.decode_combine_s = {237.7e-6, 182.2e-6, 129.8e-6, 96.1e-6, 93.7e-6, 75.6e-6};
@@ -264,11 +264,12 @@ TEST_CASE(
   //   dense GEMMs per micro-batch of 128 tokens (2 per request): memory-bound, the dense weights at S = 128,
   //   plus 13.5 us; the draft layer: its attention (one query, 1/61 of the layers) and its GEMMs on 64
   //   tokens; experts: 2 micro-batches of 1024 pairs on the GPU's 2 experts (FLOP-bound at the masked
-  //   kernels' 976.8 TFLOP/s), plus the draft layer's; the low-latency kernels' SM time: 0.5273 us x (61 x
-  //   256 + 128) tokens x 58/61. The exchange: (61 x 256 + 128) tokens x 8 x 7168 x 3.03125 B x 58/61 x 15/16
-  //   at 50 GB/s (48.79 ms), 2 x 62 x 58/61 x 143.8 us of latency (16.95 ms): 65.74 ms, 2.1% above the
-  //   compute's 64.37 ms (45.68 own, 10.80 experts, 7.89 the kernels' SMs), sets the step: 66.3011 ms with
-  //   the fill. TPOT = 66.3011 / 1.6 = 41.44 ms, 24,711 tokens/s per node (against the profile's 18,598).
+  //   kernels' 976.8 TFLOP/s), plus the draft layer's: 56.48 ms (45.68 own, 10.80 experts). The exchange:
+  //   (61 x 256 + 128) tokens x 8 x 7168 x 3.03125 B x 58/61 x 15/16 at 50 GB/s (48.79 ms), 2 x 62 x 58/61 x
+  //   143.8 us of latency (16.95 ms): 65.74 ms, above the compute, sets the step: 66.3011 ms with the fill.
+  //   TPOT = 66.3011 / 1.6 = 41.44 ms, 24,711 tokens/s per node (against the profile's 18,598). Low-latency
+  //   kernels that held the SMs for their send and receive phases (LMSYS's unit-test reading, 0.5273 us x
+  //   (61 x 256 + 128) tokens x 58/61 = 7.89 ms) would bring the compute to 64.37 ms, still below.
   const double ctx = 128 * 4096.0;
   auto att = [&](int q) {
     return std::max(q * 61 * 278528.0 * ctx / (kF * 0.2931), 61 * 1152.0 * ctx / (kHbm * 0.8955));
@@ -285,20 +286,26 @@ TEST_CASE(
   };
   const double ex = 61 * 2 * experts(128) + 2 * experts(64);
   const double sm = 5.273e-7 * (61 * 256 + 128) * 58 / 61;
+  CHECK(sm == Approx(7.8935e-3).epsilon(1e-4));
   const double bytes_s = (61 * 256 + 128) * 8 * 7168 * 3.03125 * 58 / 61 * 15.0 / 16 / 50e9;
   const double moe_passes = 62 * 58.0 / 61;
   const double fill = 143.8e-6 + bytes_s / moe_passes / 2;
-  const double compute = own + ex + sm, exchange = 2 * moe_passes * 143.8e-6 + bytes_s;
-  CHECK(compute == Approx(64.3728e-3).epsilon(1e-5));
-  REQUIRE(exchange > compute);
+  const double compute = own + ex, exchange = 2 * moe_passes * 143.8e-6 + bytes_s;
+  CHECK(compute == Approx(56.4793e-3).epsilon(1e-5));
+  REQUIRE(exchange > compute + sm);
   const StepPlan s = decode_step(m, hw, e, 128, ctx, ep);
   CHECK(s.step_s == Approx(exchange + fill).epsilon(1e-9));
   CHECK(s.step_s == Approx(66.3011e-3).epsilon(1e-5));
   CHECK(s.exchange_bytes == Approx(bytes_s * 50e9).epsilon(1e-9));
+  EngineSpec holding = e;
+  holding.decode_exchange_sm_s_per_token = 5.273e-7;
+  CHECK(decode_step(m, hw, holding, 128, ctx, ep).step_s == Approx(s.step_s).epsilon(1e-12));
   // Without MTP: one query, no draft layer; the step is shorter but yields one token, not 1.6. Here, where
   // the exchange sets the step, the second query doubles the exchange's bytes too: per token MTP gains
   // nothing (41.44 ms against 41.23). At 16 requests per GPU the step is the weights' and the latency's, the
-  // second query nearly free: 14.79 ms per token against 20.89.
+  // second query nearly free: 14.53 ms per token against 20.40 (the compute binds without MTP: 20.23 ms
+  // against the exchange's 19.71). There the kernels' SM time, when they hold the SMs, shows: 16 x 61 x
+  // 0.5273 us x 58/61 = 0.489 ms more compute, 20.72 ms, + the fill 0.170 ms = 20.89 ms.
   EngineSpec plain = e;
   plain.mtp_draft_tokens = 0;
   const StepPlan one = decode_step(m, hw, plain, 128, ctx, ep);
@@ -306,8 +313,12 @@ TEST_CASE(
   CHECK(one.step_s == Approx(41.2295e-3).epsilon(1e-5));
   const double mtp16 = decode_step(m, hw, e, 16, 16 * 4096.0, ep).step_s / e.tokens_per_step();
   const double plain16 = decode_step(m, hw, plain, 16, 16 * 4096.0, ep).step_s;
-  CHECK(mtp16 == Approx(14.7878e-3).epsilon(1e-5));
-  CHECK(plain16 == Approx(20.8862e-3).epsilon(1e-5));
+  CHECK(mtp16 == Approx(14.5303e-3).epsilon(1e-5));
+  CHECK(plain16 == Approx(20.3969e-3).epsilon(1e-5));
+  EngineSpec plain_holding = plain;
+  plain_holding.decode_exchange_sm_s_per_token = 5.273e-7;
+  CHECK(decode_step(m, hw, plain_holding, 16, 16 * 4096.0, ep).step_s - plain16 ==
+        Approx(16 * 61 * 5.273e-7 * 58 / 61).epsilon(1e-6));
 }
 
 TEST_CASE("CPU time: per decode step and per prefill pass -> added once, whatever the overlap", "[unit]") {
