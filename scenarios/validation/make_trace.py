@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""Writes traces/synthetic/day6-chat.jsonl: chat sessions whose averages are those of DeepSeek's published
-24-hour serving statistics (scenarios/validation/README.md derives every number). Deterministic; run from the
-repository's root: python3 scenarios/validation/make_trace.py"""
+"""Writes the traces of scenarios/validation/ (its README derives every number). Deterministic; run from the
+repository's root: python3 scenarios/validation/make_trace.py
+  traces/synthetic/day6-chat.jsonl        chat sessions whose averages are those of DeepSeek's published 24-hour
+                                          serving statistics;
+  traces/synthetic/prefill-profile.jsonl  one-turn sessions of a 4,096-token prompt (no cache) and one output
+                                          token: DeepSeek's prefill profile (4K prompts);
+  traces/synthetic/decode-profile.jsonl   16,384 one-turn sessions of a 3,072-token prompt and 2,048 output
+                                          tokens: 128 requests per GPU of an EP128 decode unit whose KV averages
+                                          about 4K tokens, DeepSeek's decode profile."""
 import json
 import os
 
@@ -11,8 +17,31 @@ GEN = 1211             # output tokens per turn
 THREE_TURN_SHARE = 0.478  # sessions of 3 turns (the rest have 2): mean earlier turns per turn 0.7893
 
 
+PREFILL_SESSIONS = 2560  # 32 GPUs x 4 prompts per pass x 20 passes
+PREFILL_PROMPT = 4096
+DECODE_SESSIONS = 16384  # 128 GPUs x 128 requests
+DECODE_PROMPT = 3072
+DECODE_GEN = 2048        # the KV grows from 3,072 to 5,120 tokens: 4,096 on average
+
+
+def write(path, lines):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+
+
+def one_turn(prefix, n, append, gen):
+    return [json.dumps({"id": f"{prefix}{k}", "turns": [{"append": append, "gen": gen}]}, separators=(",", ":"))
+            for k in range(n)]
+
+
 def main():
-    path = os.path.join("traces", "synthetic", "day6-chat.jsonl")
+    synthetic = os.path.join("traces", "synthetic")
+    write(os.path.join(synthetic, "prefill-profile.jsonl"), one_turn("p", PREFILL_SESSIONS, PREFILL_PROMPT, 1))
+    write(os.path.join(synthetic, "decode-profile.jsonl"),
+          one_turn("d", DECODE_SESSIONS, DECODE_PROMPT, DECODE_GEN))
+    path = os.path.join(synthetic, "day6-chat.jsonl")
     lines = []
     owed = 0.0
     for k in range(SESSIONS):
@@ -23,10 +52,7 @@ def main():
             turns = 3
         lines.append(json.dumps({"id": f"s{k}", "turns": [{"append": APPEND, "gen": GEN}] * turns},
                                 separators=(",", ":")))
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(tmp, path)
+    write(path, lines)
 
 
 if __name__ == "__main__":
