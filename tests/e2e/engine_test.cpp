@@ -1,0 +1,173 @@
+// The engine file end to end (models/engine/, sim/config/engine.h), as a user sets it: MTP's accepted
+// tokens in the decode timings, the CPU time per decode step and per prefill pass through --set
+// engine_overrides, the time split of the results against hand counts and a second accumulation, and the
+// prefill's hand-off to decode DRAM buffers with the engine's largest pass (tests/e2e/cases/
+// handoff_4p4d.json) against a negative control without it.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/support.h"
+
+namespace {
+
+const std::string kIo = e2e::case_file("io_1p1d.json");
+
+// The request records of a run of `scenario` with `sets` (outputs.requests to a scratch file), by column.
+struct Records {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  double at(size_t row, const std::string& column) const {
+    for (size_t c = 0; c < header.size(); ++c)
+      if (header[c] == column) return std::stod(rows.at(row).at(c));
+    FAIL("no column " << column);
+    return 0;
+  }
+};
+
+Records records(const std::string& scenario, std::vector<std::string> sets,
+                nlohmann::json* result = nullptr) {
+  e2e::Scratch s;
+  const std::string csv = (s.dir / "r.csv").string();
+  sets.push_back("outputs.requests=" + csv);
+  const nlohmann::json r = e2e::run_ok(scenario, sets);
+  if (result != nullptr) *result = r;
+  auto lines = e2e::read_csv(csv);
+  Records out;
+  out.header = lines.at(0);
+  out.rows.assign(lines.begin() + 1, lines.end());
+  return out;
+}
+
+// The io fixture's turns (tests/e2e/cases/one_agent.jsonl): their output tokens.
+std::vector<double> io_gens() {
+  std::vector<double> g;
+  const std::vector<nlohmann::json> trace = e2e::read_jsonl(e2e::case_file("one_agent.jsonl"));
+  for (const auto& t : trace.at(0).at("turns"))
+    g.push_back(t.at("gen").get<double>());
+  return g;
+}
+
+double io_step_s() {
+  return e2e::read_json(e2e::case_file("e2e-io-engine.json")).at("decode").at("cpu_s").get<double>();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "MTP: one draft token accepted half the time -> a turn's gen - 1 tokens in ceil((gen - 1) / 1.5) steps",
+    "[e2e]") {
+  // On the io fixture a decode step is its 0.5 ms of CPU (compute is below 1e-6 s): the step does not grow
+  // with the second query. A request's first token comes from the prefill, its second with the first step;
+  // it is done when its gen - 1 tokens are in, at 1 + 0.5 = 1.5 accepted tokens per step: (gen 100) 66
+  // steps, (50) 33, (20) 13. So done - second token = (steps - 1) x 0.5 ms: 32.5, 16 and 6 ms, against 49,
+  // 24 and 9 ms without MTP. A model that counted one token per step, or that drew a whole second token
+  // every step, fails.
+  const double tau = io_step_s();
+  const std::vector<double> gens = io_gens();
+  const Records plain = records(kIo, {});
+  const Records mtp = records(
+      kIo, {"engine_overrides.decode.mtp.draft_tokens=1", "engine_overrides.decode.mtp.acceptance=0.5",
+            "engine_overrides.decode.mtp.module_layers=1"});
+  REQUIRE(plain.rows.size() == gens.size());
+  REQUIRE(mtp.rows.size() == gens.size());
+  for (size_t i = 0; i < gens.size(); ++i) {
+    INFO("turn " << i << ", gen " << gens[i]);
+    const double steps = std::ceil((gens[i] - 1) / 1.5);
+    CHECK(mtp.at(i, "done_s") - mtp.at(i, "second_token_s") == Approx((steps - 1) * tau).margin(1e-6));
+    CHECK(plain.at(i, "done_s") - plain.at(i, "second_token_s") == Approx((gens[i] - 2) * tau).margin(1e-6));
+    // TPOT over the tokens after the second: fewer steps for as many tokens.
+    CHECK(mtp.at(i, "tpot_s") == Approx((steps - 1) * tau / (gens[i] - 2)).margin(1e-8));
+  }
+}
+
+TEST_CASE("CPU time: engine_overrides by --set -> 2 ms per decode step, 10 ms per prefill pass, by hand",
+          "[e2e]") {
+  // The io fixture's step is its CPU time: 0.5 ms, then 2 ms per step with decode.cpu_s = 0.002; each turn's
+  // prefill is one pass (one agent, negligible compute) that waits 10 ms more with prefill.cpu_s = 0.01.
+  const std::vector<double> gens = io_gens();
+  nlohmann::json base_r, cpu_r;
+  const Records base = records(kIo, {}, &base_r);
+  const Records cpu =
+      records(kIo, {"engine_overrides.decode.cpu_s=0.002", "engine_overrides.prefill.cpu_s=0.01"}, &cpu_r);
+  CHECK(cpu_r.at("scenario").at("engine_overrides").at("decode").at("cpu_s") == 0.002);
+  double steps = 0;
+  for (size_t i = 0; i < gens.size(); ++i) {
+    INFO("turn " << i);
+    CHECK(cpu.at(i, "done_s") - cpu.at(i, "second_token_s") == Approx((gens[i] - 2) * 0.002).margin(1e-6));
+    CHECK((cpu.at(i, "first_token_s") - cpu.at(i, "prefill_start_s")) -
+              (base.at(i, "first_token_s") - base.at(i, "prefill_start_s")) ==
+          Approx(0.01).margin(1e-9));
+    steps += gens[i] - 1;
+  }
+  // The time split counts them: 266 steps x 2 ms of decode CPU, 4 passes x 10 ms of prefill CPU (one GPU
+  // each); without the overrides, the fixture's 0.5 ms per step and none per pass.
+  CHECK(cpu_r.at("summary").at("time_split").at("decode").at("cpu_s").get<double>() ==
+        Approx(steps * 0.002).epsilon(1e-9));
+  CHECK(cpu_r.at("summary").at("time_split").at("prefill").at("cpu_s").get<double>() ==
+        Approx(gens.size() * 0.01).epsilon(1e-9));
+  CHECK(base_r.at("summary").at("time_split").at("decode").at("cpu_s").get<double>() ==
+        Approx(steps * io_step_s()).epsilon(1e-9));
+  CHECK(base_r.at("summary").at("time_split").at("prefill").at("cpu_s").get<double>() == 0);
+}
+
+TEST_CASE(
+    "Time split: DeepSeek's decode profile -> its parts add to the GPUs' time and match their busy time",
+    "[e2e]") {
+  // Two accumulations of the same time: the split adds each pass's (step plan's) wall time once per GPU of
+  // its group; resources.gpu adds each prefill GPU's time in passes (pass_s) and each decode GPU's time with
+  // a non-empty batch (busy_s). Every decode GPU holds requests but at the ramp and the drain (within 1%).
+  const nlohmann::json r =
+      e2e::run_ok(e2e::repo_file("scenarios/validation/deepseek-decode-profile.json"), {}, 120);
+  const auto& split = r.at("summary").at("time_split");
+  const double end = r.at("summary").at("sim_end_s").get<double>();
+  for (const char* role : {"prefill", "decode"}) {
+    INFO(role);
+    const auto& t = split.at(role);
+    double held = 0;
+    int gpus = 0;
+    for (const auto& g : r.at("resources").at("gpu")) {
+      if (g.at("role") != role) continue;
+      gpus++;
+      held += std::string(role) == "prefill" ? g.at("pass_s").get<double>() : g.at("busy_s").get<double>();
+    }
+    const double parts = t.at("compute_s").get<double>() + t.at("exchange_s").get<double>() +
+                         t.at("fixed_s").get<double>() + t.at("cpu_s").get<double>() +
+                         t.at("stall_s").get<double>();
+    CHECK(t.at("gpu_s").get<double>() == Approx(gpus * end).epsilon(1e-12));
+    CHECK(parts + t.at("idle_s").get<double>() == Approx(gpus * end).epsilon(1e-9));
+    CHECK(parts == Approx(held).epsilon(std::string(role) == "prefill" ? 1e-9 : 1e-2));
+    for (const char* k : {"compute_s", "exchange_s", "fixed_s", "stall_s", "idle_s"})
+      CHECK(t.at(k).get<double>() >= 0);
+  }
+  // The decode unit computes most of the time; its exchange (exchange-bound steps at 128 requests per GPU:
+  // cost/compute_plan.h) shows beside it.
+  CHECK(split.at("decode").at("compute_share").get<double>() > 0.5);
+  CHECK(split.at("decode").at("exchange_share").get<double>() > 0.05);
+}
+
+TEST_CASE(
+    "Hand-off: 4P4D, 2K prompts queued -> the prefill GPUs compute >= 85% of the time with 16K-token "
+    "passes; without the cap they do not",
+    "[e2e]") {
+  // One EP32 prefill unit with 4,000 prompts queued at once. With the engine's largest pass (16,384 tokens
+  // per GPU), each pass takes 8 prompts per GPU and hands their KV to the decode buffers as it ends. Without
+  // it, a GPU's first pass takes every prompt whose KV found room (about 550 per decode node's 80 GB
+  // buffer): one long pass per GPU whose KV holds the decode buffers for its whole length, while GPUs that
+  // found no room wait: the buffers fill, the prefill GPUs idle.
+  const std::string file = e2e::case_file("handoff_4p4d.json");
+  const nlohmann::json capped = e2e::run_ok(file, {}, 60);
+  const nlohmann::json uncapped = e2e::run_ok(file, {"engine_overrides.prefill.max_pass_tokens=0"}, 60);
+  const auto& c = capped.at("resource_classes");
+  const auto& u = uncapped.at("resource_classes");
+  INFO("capped: prefill.gpu.compute "
+       << c.at("prefill.gpu.compute") << ", decode.buffer.occupancy " << c.at("decode.buffer.occupancy")
+       << "; uncapped: " << u.at("prefill.gpu.compute") << ", " << u.at("decode.buffer.occupancy"));
+  CHECK(c.at("prefill.gpu.compute").get<double>() >= 0.85);
+  CHECK(capped.at("bottleneck").at("resource").get<std::string>().rfind("prefill.gpu", 0) == 0);
+  CHECK(u.at("prefill.gpu.compute").get<double>() < 0.85);
+  CHECK(u.at("decode.buffer.occupancy").get<double>() > 2 * c.at("decode.buffer.occupancy").get<double>());
+  CHECK(uncapped.at("summary").at("jct_s").get<double>() >
+        1.2 * capped.at("summary").at("jct_s").get<double>());
+}
