@@ -44,8 +44,7 @@ Records records(const std::string& scenario, std::vector<std::string> sets,
 std::vector<double> io_gens() {
   std::vector<double> g;
   const std::vector<nlohmann::json> trace = e2e::read_jsonl(e2e::case_file("one_agent.jsonl"));
-  for (const auto& t : trace.at(0).at("turns"))
-    g.push_back(t.at("gen").get<double>());
+  for (const auto& t : trace.at(0).at("turns")) g.push_back(t.at("gen").get<double>());
   return g;
 }
 
@@ -149,7 +148,7 @@ TEST_CASE(
 
 TEST_CASE(
     "Hand-off: 4P4D, 2K prompts queued -> the prefill GPUs compute >= 85% of the time with 16K-token "
-    "passes; without the cap they do not",
+    "passes, and not without the cap",
     "[e2e]") {
   // One EP32 prefill unit with 4,000 prompts queued at once. With the engine's largest pass (16,384 tokens
   // per GPU), each pass takes 8 prompts per GPU and hands their KV to the decode buffers as it ends. Without

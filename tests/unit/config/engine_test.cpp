@@ -205,7 +205,7 @@ void leaves(const nlohmann::json& doc, const std::string& prefix, std::vector<st
 
 }  // namespace
 
-TEST_CASE("Engine files: every value has a source; the paper's engine fits exactly the calibration's two",
+TEST_CASE("Engine files: every value has a source, and the paper's engine fits exactly the calibration's two",
           "[unit]") {
   // The project's rule (README.md, "Calibration and fidelity"): at most what the issue allows is fitted, on
   // the one calibration point, and every other value has a public source or is a documented default. A
@@ -213,8 +213,7 @@ TEST_CASE("Engine files: every value has a source; the paper's engine fits exact
   // `dpsim calibrate` fits: the two must be the same set, and the production engine fits nothing.
   std::set<std::string> fitted_by_spec;
   const nlohmann::json spec = project_json("scenarios/paper/calibration.json");
-  for (const auto& p : spec.at("parameters"))
-    fitted_by_spec.insert(p.at("key").get<std::string>());
+  for (const auto& p : spec.at("parameters")) fitted_by_spec.insert(p.at("key").get<std::string>());
   REQUIRE(fitted_by_spec ==
           std::set<std::string>{"kernels.prefill_efficiency", "storage.request_overhead_s"});
   for (const char* name : {"dualpath-paper", "deepseek-v3-production"}) {
