@@ -116,7 +116,7 @@ void read_latency(JsonReader& c, EpLatencyTable& t) {
 
 void read_rates(JsonReader& c, ExchangeRateTable& t) {
   t.ep_gpus = ep_sizes(c, "ep_gpus");
-  const char* what = "bytes/s > 0, one per ep_gpus";
+  const char* what = "bytes/s >= 1, one per ep_gpus";
   t.dispatch_Bps = read_numbers(c, "dispatch_Bps", 1, kMaxNumber, what);
   t.combine_Bps = read_numbers(c, "combine_Bps", 1, kMaxNumber, what);
   one_per_size(c, "dispatch_Bps", t.dispatch_Bps, t.ep_gpus.size());
@@ -140,7 +140,7 @@ void read_exchange(JsonReader& x, EngineSpec& e, const EngineSpec& def) {
 
 void read_balance(JsonReader& b, BalanceTable& t) {
   t.ep_gpus = ep_sizes(b, "ep_gpus");
-  t.balancedness = read_numbers(b, "balancedness", 1e-3, 1, "numbers in (0, 1], one per ep_gpus");
+  t.balancedness = read_numbers(b, "balancedness", 1e-3, 1, "numbers in [0.001, 1], one per ep_gpus");
   one_per_size(b, "balancedness", t.balancedness, t.ep_gpus.size());
 }
 

@@ -48,8 +48,9 @@ struct BalanceTable {
   std::vector<double> balancedness;  // in (0, 1]
 };
 
-// Which balance the engine runs with: perfect (every GPU its group's mean, as DeepSeek's profiles simulate
-// it), with its balancer (redundant experts placed by load: `balanced`), or without (`unbalanced`).
+// Which balance the engine runs with (experts.balance): perfect (every GPU its group's mean, as DeepSeek's
+// profiles simulate it), with its balancer (redundant experts placed by load: "balancer", the table
+// `balanced`), or without ("no_balancer", the table `unbalanced`).
 enum class ExpertBalance { kPerfect, kBalancer, kNoBalancer };
 const char* name(ExpertBalance b);
 

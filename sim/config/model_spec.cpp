@@ -168,8 +168,9 @@ StatusOr<ModelSpec> from_json(const StatusOr<nlohmann::json>& doc, const std::st
   m.file = path;
   if (doc->is_object() && doc->contains("efficiency"))
     return Status::error(fmt::format(
-        "{}: efficiency: this section is gone: the kernels' rates and fixed overheads are in the hardware "
-        "file (kernels), hbm_reserve_bytes and the GEMM precision in compute (models/llm/README.md)",
+        "{}: efficiency: this section is gone: the kernels' rates and fixed overheads are the engine "
+        "file's (kernels, models/engine/), hbm_reserve_bytes and the GEMM precision in compute "
+        "(models/llm/README.md)",
         path));
   JsonReader r(*doc, path, "");
   m.name = r.string("name", std::filesystem::path(path).stem().string());

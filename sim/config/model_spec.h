@@ -70,8 +70,9 @@ struct ModelSpec {
   double dispatch_bytes_per_value = 1;
   double combine_bytes_per_value = 2;
 
-  // Compute (models/llm/README.md, "Compute"): the kernels' rates come from the hardware file.
-  std::string gemm_precision = "fp8";  // fp8 | bf16: which peak of the hardware file the GEMMs use
+  // Compute (models/llm/README.md, "Compute"): the kernels' rates are the engine file's fractions of the
+  // node file's peaks.
+  std::string gemm_precision = "fp8";  // fp8 | bf16: which peak of the node file the GEMMs use
   double hbm_reserve_bytes = 4e9;      // activations, workspace, runtime kept free per GPU
 
   bool sparse() const { return sparse_topk > 0; }

@@ -15,10 +15,9 @@ double main_flops_per_pair(const config::ModelSpec& m) {
   return 2.0 * m.heads * (m.qk_head_dim + m.v_head_dim);
 }
 
-// The same in the form the prefill runs.
-double prefill_flops_per_pair(const config::ModelSpec& m) {
-  return m.prefill_mha ? 2.0 * m.heads * (m.prefill_qk_head_dim + m.prefill_v_head_dim)
-                       : main_flops_per_pair(m);
+// The same in MHA form (the heads' own dims).
+double mha_flops_per_pair(const config::ModelSpec& m) {
+  return 2.0 * m.heads * (m.prefill_qk_head_dim + m.prefill_v_head_dim);
 }
 
 // FLOPs per (query, scored token) pair of the DSA indexer, one layer.
@@ -29,7 +28,7 @@ double indexer_flops_per_pair(const config::ModelSpec& m) {
 // FLOPs per layer that expand the chunk's cached tokens' latents into the heads' keys and values (MLA in
 // MHA form; the new tokens' expansion is part of the linear FLOPs).
 double expansion_flops(const config::ModelSpec& m, const Chunk& c) {
-  return m.prefill_mha ? 2.0 * m.kv_up_params * c.cached : 0.0;
+  return 2.0 * m.kv_up_params * c.cached;
 }
 
 void check_chunk(const Chunk& c) {
@@ -39,6 +38,22 @@ void check_chunk(const Chunk& c) {
 // Sum over i = 1..b of (c + i).
 double causal_sum(double c, double b) {
   return b * c + b * (b + 1) / 2;
+}
+
+// The main attention's FLOPs of one layer of a chunk, and whether it runs in MHA form: a model whose prefill
+// runs MHA (prefill_mha) runs a chunk so unless the absorbed form takes fewer FLOPs: a few new tokens over a
+// long cache, whose expansion costs more than the smaller products save (DeepSeek-V3: below about 171 new
+// tokens over a long cache), as the decode does.
+struct MainAttention {
+  double flops = 0;
+  bool mha = false;
+};
+MainAttention main_attention(const config::ModelSpec& m, const Chunk& c) {
+  const double pairs = attended_tokens(m, c);
+  const double absorbed = main_flops_per_pair(m) * pairs;
+  if (!m.prefill_mha) return {absorbed, false};
+  const double mha = mha_flops_per_pair(m) * pairs + expansion_flops(m, c);
+  return mha <= absorbed ? MainAttention{mha, true} : MainAttention{absorbed, false};
 }
 
 }  // namespace
@@ -72,8 +87,7 @@ double indexed_tokens(const config::ModelSpec& m, const Chunk& c) {
 
 double attention_flops(const config::ModelSpec& m, const Chunk& c) {
   if (c.bsz <= 0) return 0;
-  return prefill_flops_per_pair(m) * attended_tokens(m, c) + expansion_flops(m, c) +
-         indexer_flops_per_pair(m) * indexed_tokens(m, c);
+  return main_attention(m, c).flops + indexer_flops_per_pair(m) * indexed_tokens(m, c);
 }
 
 double linear_flops(const config::ModelSpec& m, double tokens) {
@@ -103,8 +117,9 @@ double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& 
                         const config::EngineSpec& e, const Chunk& c) {
   if (c.bsz <= 0) return 0;
   const GpuRates r = gpu_rates(m, hw, e);
-  return ((prefill_flops_per_pair(m) * attended_tokens(m, c) + expansion_flops(m, c)) / r.prefill_attention +
-          indexer_flops_per_pair(m) * indexed_tokens(m, c) / r.indexer) /
+  const MainAttention a = main_attention(m, c);
+  const double rate = a.mha ? r.prefill_attention : hw.gpu_flops * e.k_prefill_attention_mqa;
+  return (a.flops / rate + indexer_flops_per_pair(m) * indexed_tokens(m, c) / r.indexer) /
          e.k_prefill_efficiency;
 }
 
@@ -153,8 +168,8 @@ double layer_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, 
   double tokens = 0;
   for (const Chunk& c : cs) tokens += c.bsz;
   if (tokens <= 0) return 0;
-  return attention_time_s(m, hw, e, cs) + linear_time_s(m, hw, e, tokens, weight_shards) +
-         e.prefill_layer_overhead_s;
+  return attention_time_s(m, hw, e, cs) +
+         linear_time_s(m, hw, e, tokens, weight_shards) / e.k_prefill_efficiency + e.prefill_layer_overhead_s;
 }
 
 namespace {

@@ -37,11 +37,12 @@ double main_kv_bytes_per_token(const config::ModelSpec& m);
 double attended_tokens(const config::ModelSpec& m, const Chunk& c);
 // Sum over i = 1..bsz of cached + i: the tokens the (dense) indexer scores. 0 for dense models.
 double indexed_tokens(const config::ModelSpec& m, const Chunk& c);
-// Attention FLOPs of one layer of a prefill chunk, in the form the model's prefill runs (ModelSpec::
-// prefill_mha): MQA (absorbed) form 2 x heads x (qk_head_dim + v_head_dim) x attended_tokens; MHA form
-// 2 x heads x (prefill_qk_head_dim + prefill_v_head_dim) x attended_tokens + 2 x kv_up_params x cached (the
-// cached tokens' latents expanded into the heads' keys and values); plus the DSA indexer's
-// 2 x indexer_heads x indexer_head_dim x indexed_tokens.
+// Attention FLOPs of one layer of a prefill chunk, in the form the model's prefill runs it: MQA (absorbed)
+// form 2 x heads x (qk_head_dim + v_head_dim) x attended_tokens; MHA form (ModelSpec::prefill_mha, unless
+// the absorbed form takes fewer FLOPs: a few new tokens over a long cache) 2 x heads x (prefill_qk_head_dim
+// + prefill_v_head_dim) x attended_tokens + 2 x kv_up_params x cached (the cached tokens' latents expanded
+// into the heads' keys and values); plus the DSA indexer's 2 x indexer_heads x indexer_head_dim x
+// indexed_tokens.
 double attention_flops(const config::ModelSpec& m, const Chunk& c);
 // Non-attention FLOPs (projections, FFN/MoE, lm head) of one layer for `tokens` new tokens:
 // 2 x active_params / layers per token (an even split over layers: a simplification).
@@ -72,8 +73,8 @@ EpGroup ep_group(const config::ModelSpec& m, const config::HardwareSpec& hw, int
 
 // ---- Prefill times (one GPU, one layer, averaged over the model's layers) ----
 // Attention of one layer for a set of chunks (the compute-quota predictor, §6.2): the main attention's FLOPs
-// at the prefill attention rate, the DSA indexer's at the indexer rate, both at kernels.prefill_efficiency
-// of them. No fixed overhead.
+// at the rate of the form it runs in (kernels.prefill_attention_mha or _mqa), the DSA indexer's at the
+// indexer rate, all at kernels.prefill_efficiency of them. No fixed overhead.
 double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
                         const config::EngineSpec& e, const std::vector<Chunk>& cs);
 double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
@@ -93,8 +94,8 @@ double expert_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
 // dense_time_s + expert_time_s (prefill rates) for a GPU whose group averages its own tokens.
 double linear_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
                      double tokens, int weight_shards);
-// One full layer of a GPU alone (a group of one): attention + linear + prefill_layer_overhead_s (0 when
-// the chunks hold no new token).
+// One full layer of a GPU alone (a group of one): attention + linear (at kernels.prefill_efficiency, as
+// prefill_pass) + prefill_layer_overhead_s (0 when the chunks hold no new token).
 double layer_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
                     const std::vector<Chunk>& cs, int weight_shards);
 

@@ -6,6 +6,53 @@
 
 namespace sim::cost {
 
+TimeSplit& TimeSplit::operator+=(const TimeSplit& o) {
+  compute_s += o.compute_s;
+  exchange_s += o.exchange_s;
+  fixed_s += o.fixed_s;
+  cpu_s += o.cpu_s;
+  imbalance_s += o.imbalance_s;
+  return *this;
+}
+
+TimeSplit TimeSplit::scaled(double k) const {
+  return {compute_s * k, exchange_s * k, fixed_s * k, cpu_s * k, imbalance_s * k};
+}
+
+double OverlapTerms::total() const {
+  double t = 0;
+  switch (mode) {
+    case config::EpOverlap::kNone:
+      t = compute + latency + bytes_s + nvlink;
+      break;
+    case config::EpOverlap::kTwoMicroBatches:
+      t = std::max({compute / (1 - sm_share), nvlink, 2 * latency + bytes_s}) + fill;
+      break;
+    case config::EpOverlap::kIdeal:
+      t = std::max({compute, nvlink, latency});
+      break;
+  }
+  return t + cpu;
+}
+
+// The compute but its fixed part; the fixed costs (with no overlap the latency too; with two micro-batches
+// the fill); the CPU; what the exchange adds beyond them; then the wait for the group's pace.
+TimeSplit OverlapTerms::split(double compute_of_gpu, double pace, double times) const {
+  OverlapTerms own = *this;
+  own.compute = compute_of_gpu;
+  const double t = own.total();
+  TimeSplit s;
+  s.compute_s = (compute_of_gpu - overhead - exchange_compute) * times;
+  s.fixed_s = (overhead + (mode == config::EpOverlap::kNone              ? latency
+                           : mode == config::EpOverlap::kTwoMicroBatches ? fill
+                                                                         : 0.0)) *
+              times;
+  s.cpu_s = cpu * times;
+  s.exchange_s = std::max(0.0, t * times - s.compute_s - s.fixed_s - s.cpu_s);
+  s.imbalance_s = std::max(0.0, pace - t) * times;
+  return s;
+}
+
 namespace {
 
 // The time the exchange's NVLink bytes take (0 when NVLink is not modelled).
@@ -23,41 +70,6 @@ config::EpOverlap overlap(const config::ModelSpec& m, const config::EngineSpec& 
 int micro_batches(const config::ModelSpec& m, const config::EngineSpec& e, const EpGroup& ep) {
   return overlap(m, e, ep) == config::EpOverlap::kTwoMicroBatches ? 2 : 1;
 }
-
-// One layer (prefill) or one step (decode) whose compute takes `compute` on every SM, of which `overhead` is
-// fixed costs, whose exchange has a fixed part of `latency` per micro-batch and `bytes_s` of bytes (both
-// micro-batches), whose NVLink part takes `nvlink`; `fill`: one micro-batch's exchange of one MoE layer,
-// which two micro-batches cannot hide (the pipeline's fill), paid once per call; `sm_share`: the share of
-// the SMs the exchange's kernels hold while they overlap the compute, which then runs on the rest.
-struct Overlapped {
-  config::EpOverlap mode;
-  double compute = 0, overhead = 0, latency = 0, bytes_s = 0, nvlink = 0, fill = 0, sm_share = 0;
-
-  double total() const {
-    switch (mode) {
-      case config::EpOverlap::kNone:
-        return compute + latency + bytes_s + nvlink;
-      case config::EpOverlap::kTwoMicroBatches:
-        return std::max({compute / (1 - sm_share), nvlink, 2 * latency + bytes_s}) + fill;
-      case config::EpOverlap::kIdeal:
-        break;
-    }
-    return std::max({compute, nvlink, latency});
-  }
-  // The time split: the compute but its fixed part; the fixed costs (with no overlap the latency too; with
-  // two micro-batches the fill); the rest is what the exchange adds beyond the compute.
-  TimeSplit split(double times) const {
-    TimeSplit s;
-    const double t = total();
-    s.compute_s = (compute - overhead) * times;
-    s.fixed_s = (overhead + (mode == config::EpOverlap::kNone              ? latency
-                             : mode == config::EpOverlap::kTwoMicroBatches ? fill
-                                                                           : 0.0)) *
-                times;
-    s.exchange_s = std::max(0.0, t * times - s.compute_s - s.fixed_s);
-    return s;
-  }
-};
 
 }  // namespace
 
@@ -96,7 +108,8 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
   const double lat = m.moe() ? ep_latency_s(e, Phase::kPrefill, ep.gpus) : 0;
   const double bytes_s = imbalance * prefill_exchange_s(hw, e, x, ep);
   const double cpu = e.prefill_cpu_s / m.layers;
-  Overlapped o{overlap(m, e, ep)};
+  OverlapTerms o;
+  o.mode = overlap(m, e, ep);
   o.overhead = overhead;
   o.latency = lat * moe_share;
   o.bytes_s = bytes_s;
@@ -105,14 +118,16 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
   o.sm_share = o.mode == config::EpOverlap::kTwoMicroBatches && hw.gpu_sms > 0
                    ? std::min(0.95, e.prefill_comm_sms / hw.gpu_sms)
                    : 0;
+  o.cpu = cpu;
   const auto layer = [&](double own_s) {
     o.compute = own_s + shared;
-    return o.total() + cpu;
+    return o.total();
   };
   p.layer_s = layer(slowest);
-  p.split = o.split(m.layers);
-  p.split.cpu_s = e.prefill_cpu_s;
-  for (size_t i = 0; i < n; ++i) p.layer_work.push_back(layer(own[i]) * hw.gpu_flops);
+  for (size_t i = 0; i < n; ++i) {
+    p.layer_work.push_back(layer(own[i]) * hw.gpu_flops);
+    p.split += o.split(own[i] + shared, p.layer_s, m.layers);
+  }
   p.exchange_bytes = x.cnic;
   return p;
 }
@@ -160,33 +175,41 @@ StepPlan decode_group_step(const config::ModelSpec& m, const config::HardwareSpe
   });
   // The exchange kernels' send and receive phases hold every SM (their waits none): serial with the compute.
   const double moe_share = m.moe() ? static_cast<double>(m.moe_layers) / m.layers : 0;
+  const bool exchanges = m.moe() && ep.gpus > 1;
   const double sm =
-      per_step([&](double tokens) { return e.decode_exchange_sm_s_per_token * tokens * moe_share; });
+      exchanges
+          ? per_step([&](double tokens) { return e.decode_exchange_sm_s_per_token * tokens * moe_share; })
+          : 0;
   const double cnic = per_step([&](double tokens) { return decode_exchange(m, tokens, ep).cnic; });
   const double nvlink = per_step([&](double tokens) { return decode_exchange(m, tokens, ep).nvlink; });
   // A step passes every MoE layer once per micro-batch; the fill is one MoE layer of one micro-batch.
   const double moe_passes = (m.layers + draft_layers) * moe_share;
   const double lat = m.moe() ? ep_latency_s(e, Phase::kDecode, ep.gpus) : 0;
   const double bytes_s = imbalance * cnic / hw.cnic_bw_Bps;
-  Overlapped o{overlap(m, e, ep)};
+  OverlapTerms o;
+  o.mode = overlap(m, e, ep);
   o.compute = slowest_own_s + experts + sm;
+  o.exchange_compute = sm;
   o.overhead = (m.layers + draft_layers) * mb * e.decode_layer_overhead_s;
   o.latency = moe_passes * lat;
   o.bytes_s = bytes_s;
   o.nvlink = imbalance * nvlink_s(hw, nvlink);
   o.fill = moe_passes > 0 ? lat + bytes_s / moe_passes / 2 : 0;
-  s.step_s = o.total() + e.decode_cpu_s;
-  s.split = o.split(1);
-  s.split.cpu_s = e.decode_cpu_s;
+  o.cpu = e.decode_cpu_s;
+  s.step_s = o.total();
+  s.terms = o;
+  s.shared_s = experts + sm;
   s.work = s.step_s * hw.gpu_flops;
   s.exchange_bytes = cnic;
   return s;
 }
 
-StepPlan decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
-                     int batch, double total_context, const EpGroup& ep) {
-  return decode_group_step(m, hw, e, decode_own_s(m, hw, e, batch, total_context, ep),
-                           static_cast<double>(batch) * ep.gpus, ep);
+UniformStep decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw,
+                        const config::EngineSpec& e, int batch, double total_context, const EpGroup& ep) {
+  const double own = decode_own_s(m, hw, e, batch, total_context, ep);
+  UniformStep u{decode_group_step(m, hw, e, own, static_cast<double>(batch) * ep.gpus, ep), {}};
+  u.split = u.gpu_split(own).scaled(ep.gpus);
+  return u;
 }
 
 }  // namespace sim::cost

@@ -15,17 +15,40 @@
 
 namespace sim::cost {
 
-// Where a pass's or a step's time goes (seconds, of one pass or one step): the compute of its slowest GPU
-// (attention and dense GEMMs, then the routed experts of its busiest expert GPU, with the SMs the exchange
-// holds), the exchange that the compute does not hide, the fixed costs (collective latency, per-layer
-// overheads, the micro-batches' pipeline fill), the CPU time the GPUs wait for. compute + exchange + fixed +
-// cpu = the plan's time.
+// Where a pass's or a step's GPU time goes, in GPU-seconds: each GPU's compute (its attention and dense
+// GEMMs, then the routed experts of the group's busiest expert GPU, with the SMs the exchange holds), the
+// exchange that its compute does not hide, the fixed costs (collective latency, per-layer overheads, the
+// micro-batches' pipeline fill), the CPU time the GPUs wait for, and the time it waits for the group's
+// slowest GPU (imbalance: the group runs each layer together). compute + exchange + fixed + cpu = the GPU's
+// own time (its busy time); with imbalance, the plan's time.
 struct TimeSplit {
   double compute_s = 0;
   double exchange_s = 0;
   double fixed_s = 0;
   double cpu_s = 0;
-  double total_s() const { return compute_s + exchange_s + fixed_s + cpu_s; }
+  double imbalance_s = 0;
+  double total_s() const { return compute_s + exchange_s + fixed_s + cpu_s + imbalance_s; }
+  TimeSplit& operator+=(const TimeSplit& o);
+  TimeSplit scaled(double k) const;
+};
+
+// One layer (prefill) or one step (decode) whose compute takes `compute` on every SM, of which `overhead` is
+// fixed costs, whose exchange has a fixed part of `latency` per micro-batch and `bytes_s` of bytes (both
+// micro-batches), whose NVLink part takes `nvlink`; `fill`: one micro-batch's exchange of one MoE layer,
+// which two micro-batches cannot hide (the pipeline's fill), paid once per call; `sm_share`: the share of
+// the SMs the exchange's kernels hold while they overlap the compute, which then runs on the rest; `cpu`:
+// the CPU time the GPUs wait for; `exchange_compute`: the part of `compute` that is the exchange's kernels
+// holding every SM (decode), which the time split counts as exchange. How they combine is the engine's
+// overlap (models/engine/README.md).
+struct OverlapTerms {
+  config::EpOverlap mode = config::EpOverlap::kIdeal;
+  double compute = 0, overhead = 0, latency = 0, bytes_s = 0, nvlink = 0, fill = 0, sm_share = 0, cpu = 0;
+  double exchange_compute = 0;
+
+  double total() const;  // the layer's or the step's time
+  // Its time split, `times` layers or steps of it, with `compute` in place of this->compute (a GPU of the
+  // group whose compute is its own), waiting for `pace` (the group's time per layer or step) beyond its own.
+  TimeSplit split(double compute_of_gpu, double pace, double times) const;
 };
 
 // One forward pass of a group of GPUs that run each layer together: DP attention and the dense GEMMs on
@@ -39,7 +62,7 @@ struct PassPlan {
   double layer_s = 0;               // the pass's pace: the slowest GPU's layer
   double tokens = 0;                // new tokens over the group
   double exchange_bytes = 0;        // per GPU per layer over its CNIC, each direction
-  TimeSplit split;                  // the whole pass (all layers)
+  TimeSplit split;                  // the whole pass (all layers), summed over the group's GPUs
 };
 
 // REQUIRES: per_gpu non-empty (one chunk list per GPU of the group; a list may be empty). `ep`: the
@@ -58,7 +81,10 @@ struct StepPlan {
   double step_s = 0;          // one step
   double work = 0;            // one step's work (FLOPs at gpu_flops)
   double exchange_bytes = 0;  // one step's EP exchange over each GPU's CNIC, each direction
-  TimeSplit split;            // one step
+  OverlapTerms terms;         // the step of the group's slowest GPU
+  double shared_s = 0;        // its compute beyond a GPU's own part: the routed experts, the exchange's SMs
+  // One step of a GPU of the group whose own part is `own_s` (decode_own_s), waiting for the slowest.
+  TimeSplit gpu_split(double own_s) const { return terms.split(own_s + shared_s, step_s, 1); }
 };
 // A GPU's own part of a step: attention over its batch (max of FLOPs and KV reads) and its dense GEMMs,
 // all layers, plus the draft module's; 0 for an empty batch.
@@ -67,12 +93,16 @@ double decode_own_s(const config::ModelSpec& m, const config::HardwareSpec& hw, 
 // The group's step when its slowest GPU's own part is `slowest_own_s` and its GPUs hold `group_batch`
 // requests in all: slowest_own_s + the routed experts (and the exchange kernels' SM time) of the busiest
 // expert GPU + the CPU time per step, overlapped with the exchange as the engine overlaps it; at least the
-// NVLink time of the average GPU's exchange. Zero when group_batch == 0.
+// NVLink time of the busiest expert GPU's exchange. Zero when group_batch == 0.
 StepPlan decode_group_step(const config::ModelSpec& m, const config::HardwareSpec& hw,
                            const config::EngineSpec& e, double slowest_own_s, double group_batch,
                            const EpGroup& ep);
-// A group whose every GPU holds `batch` requests over `total_context` tokens.
-StepPlan decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
-                     int batch, double total_context, const EpGroup& ep);
+// A group whose every GPU holds `batch` requests over `total_context` tokens. Its `split`: one step, summed
+// over the group's GPUs.
+struct UniformStep : StepPlan {
+  TimeSplit split;
+};
+UniformStep decode_step(const config::ModelSpec& m, const config::HardwareSpec& hw,
+                        const config::EngineSpec& e, int batch, double total_context, const EpGroup& ep);
 
 }  // namespace sim::cost

@@ -415,9 +415,9 @@ void DecodeService::group_loop(int gi) {
     const double t_end = std::max(now(), t0 + steps * tau), step_s = (t_end - t0) / steps;
     g.step_time_s += t_end - t0;
     c_.rec.decode_plans++;
-    c_.rec.decode_time.add(steps * step.split.compute_s, steps * step.split.exchange_s,
-                           steps * step.split.fixed_s, steps * step.split.cpu_s, t_end - t0,
-                           static_cast<double>(g.ep.gpus));
+    cost::TimeSplit split;  // every GPU of the group, its own part and its wait for the slowest
+    for (int d : g.des) split += step.gpu_split(des_[d].own_s);
+    c_.rec.decode_time.add(split.scaled(steps), t_end - t0, static_cast<double>(g.des.size()));
     if (c_.timeline != nullptr && steps > 0)
       for (int d : g.des) {
         const DecodeEngineState& de = des_[d];

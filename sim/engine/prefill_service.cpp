@@ -319,8 +319,7 @@ void PrefillService::pass_loop(int group) {
     if (c_.timeline != nullptr)
       for (size_t i = 0; i < n; ++i)
         trace_pass(*c_.timeline, pes_[members[i]], batches[i].size(), chunks[i], busy[i], now0, now());
-    c_.rec.prefill_time.add(plan.split.compute_s, plan.split.exchange_s, plan.split.fixed_s, plan.split.cpu_s,
-                            now() - now0, static_cast<double>(n));
+    c_.rec.prefill_time.add(plan.split, now() - now0, static_cast<double>(n));
 
     // Account the computed tokens; finished requests go to their DE, a chunked one stays at the head.
     for (size_t i = 0; i < n; ++i) {

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/cost/compute_plan.h"
+
 namespace sim::engine {
 
 struct TurnSample {
@@ -22,19 +24,19 @@ struct TurnSample {
   float tpot_unloaded = 0;
 };
 
-// Where a role's GPU time went, in GPU-seconds (each pass or step counted once per GPU in it): the parts of
-// its plans (cost/compute_plan.h: compute, exchange, fixed costs, CPU) and what its passes or steps took
-// beyond their plans (stall: waiting for KV loads and pushes, or a congested exchange).
+// Where a role's GPU time went, in GPU-seconds: the parts of its plans, summed over the GPUs of each pass or
+// step (cost/compute_plan.h: compute, exchange, fixed costs, CPU, waiting for the group's slowest GPU), and
+// what its passes or steps took beyond their plans (stall: waiting for KV loads and pushes, or a congested
+// exchange), once per GPU.
 struct TimeSplitSum {
-  double compute_s = 0, exchange_s = 0, fixed_s = 0, cpu_s = 0, stall_s = 0;
-  void add(double compute, double exchange, double fixed, double cpu, double wall, double gpus) {
-    compute_s += gpus * compute;
-    exchange_s += gpus * exchange;
-    fixed_s += gpus * fixed;
-    cpu_s += gpus * cpu;
-    stall_s += gpus * std::max(0.0, wall - (compute + exchange + fixed + cpu));
+  cost::TimeSplit parts;
+  double stall_s = 0;
+  // `plan`: the parts of `gpus` GPUs' plan, which took `wall` seconds.
+  void add(const cost::TimeSplit& plan, double wall, double gpus) {
+    parts += plan;
+    stall_s += std::max(0.0, gpus * wall - plan.total_s());
   }
-  double total_s() const { return compute_s + exchange_s + fixed_s + cpu_s + stall_s; }
+  double total_s() const { return parts.total_s() + stall_s; }
 };
 
 struct Recorder {

@@ -140,10 +140,11 @@ nlohmann::json time_split_summary(const engine::TimeSplitSum& t, double gpus, do
   const double all = gpus * duration_s;
   const double idle = std::max(0.0, all - t.total_s());
   nlohmann::json j = {{"gpu_s", all}};
-  for (const auto& [key, v] : {std::pair<const char*, double>{"compute", t.compute_s},
-                               {"exchange", t.exchange_s},
-                               {"fixed", t.fixed_s},
-                               {"cpu", t.cpu_s},
+  for (const auto& [key, v] : {std::pair<const char*, double>{"compute", t.parts.compute_s},
+                               {"exchange", t.parts.exchange_s},
+                               {"fixed", t.parts.fixed_s},
+                               {"cpu", t.parts.cpu_s},
+                               {"imbalance", t.parts.imbalance_s},
                                {"stall", t.stall_s},
                                {"idle", idle}}) {
     j[std::string(key) + "_s"] = v;

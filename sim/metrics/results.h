@@ -71,8 +71,8 @@ struct UnitGpu {
 nlohmann::json units_summary(int gpus_each, const std::vector<UnitGpu>& gpus, double duration_s);
 
 // summary.time_split.<role>: where the role's GPU time went over a run of `duration_s` on `gpus` GPUs, in
-// GPU-seconds and as shares of gpus x duration_s: compute, exchange, fixed, cpu, stall (engine/recorder.h:
-// TimeSplitSum) and idle (no pass or step), which add up to it.
+// GPU-seconds and as shares of gpus x duration_s: compute, exchange, fixed, cpu, imbalance, stall
+// (engine/recorder.h: TimeSplitSum) and idle (no pass or step), which add up to it.
 nlohmann::json time_split_summary(const engine::TimeSplitSum& t, double gpus, double duration_s);
 
 }  // namespace sim::metrics

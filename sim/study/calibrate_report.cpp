@@ -55,7 +55,7 @@ std::string source_of(const CalibrationSpec& spec, const CalibrateOptions& o, co
                              percent(f.rel_error), 100 * f.tolerance);
   const std::optional<double> was = value_in(spec.target, p.key);
   return fmt::format(
-      "CALIBRATED by dpsim calibrate: {} fitted{} in [{:g}, {:g}] on the points of {} ({}): {}. {}{}. "
+      "CALIBRATION: {} fitted{} by dpsim calibrate in [{:g}, {:g}] on the points of {} ({}): {}. {}{}. "
       "Command: {}{}",
       c.values[k], others, p.lower, p.upper, spec.name, absolute_path(spec.file), fitted_on,
       c.outcome == CalibrationOutcome::kFitted ? "Every point within its tolerance"

@@ -160,7 +160,7 @@ TEST_CASE("Engine: bad values -> rejected with the file and the JSON path", "[un
       {R"({"exchange": {"latency": {"ep_gpus": [8, 16], "decode_dispatch_s": [1e-5]}}})",
        "exchange.latency.decode_dispatch_s: expected 2 values, one per ep_gpus"},
       {R"({"exchange": {"prefill_rate": {"ep_gpus": [16], "dispatch_Bps": [0], "combine_Bps": [1e9]}}})",
-       "exchange.prefill_rate.dispatch_Bps: expected an array of bytes/s > 0"},
+       "exchange.prefill_rate.dispatch_Bps: expected an array of bytes/s >= 1"},
       {R"({"prefill": {"max_pass_tokens": -1}})", "prefill.max_pass_tokens: expected a number >= 0"},
       {R"({"decode": {"cpu_s": 5}})", "decode.cpu_s: expected a number >= 0 and <= 1, got 5"},
       {R"({"decode": {"mtp": {"acceptance": 1.2}}})",
@@ -169,7 +169,7 @@ TEST_CASE("Engine: bad values -> rejected with the file and the JSON path", "[un
       {R"({"experts": {"balance": "balancer"}})",
        "experts.balancer: expected a balancedness table (experts.balance is \"balancer\")"},
       {R"({"experts": {"no_balancer": {"ep_gpus": [8], "balancedness": [0]}}})",
-       "experts.no_balancer.balancedness: expected an array of numbers in (0, 1]"},
+       "experts.no_balancer.balancedness: expected an array of numbers in [0.001, 1]"},
       {R"({"storage": {"efficiency": 0}})", "storage.efficiency: expected a number > 0 and <= 1, got 0"},
       {R"({"storage": {"request_overhead_s": 45}})",
        "storage.request_overhead_s: expected a number >= 0 and <= 1, got 45"},
@@ -207,7 +207,7 @@ void leaves(const nlohmann::json& doc, const std::string& prefix, std::vector<st
 
 TEST_CASE("Engine files: every value has a source, and the paper's engine fits exactly the calibration's two",
           "[unit]") {
-  // The project's rule (README.md, "Calibration and fidelity"): at most what the issue allows is fitted, on
+  // The project's rule (README.md, "Calibration and fidelity"): at most two values are fitted, on
   // the one calibration point, and every other value has a public source or is a documented default. A
   // source that says CALIBRATION marks a fitted value; scenarios/paper/calibration.json names what
   // `dpsim calibrate` fits: the two must be the same set, and the production engine fits nothing.

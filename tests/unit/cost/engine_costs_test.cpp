@@ -101,6 +101,17 @@ TEST_CASE(
         Approx(361316352000.0 / (kF * 0.2926)).epsilon(1e-12));
   // Nothing new: nothing to expand or attend.
   CHECK(attention_flops(m, {5000, 0}) == 0);
+  // A few new tokens over a long cache run in the absorbed form, as the decode does: expanding 32,721 cached
+  // latents (1.098e12 FLOPs) would cost more than the smaller products save. One new token: 32,722 pairs x
+  // 278,528 = 9.114e9 FLOPs, at the absorbed form's rate (0.3234 of the peak); in MHA form 1.1006e12, 121x
+  // more. The forms break even near 171 new tokens: (32000 + 85.5) x 160 x 196,608 < 2 x 16,777,216 x 32000
+  // at 160 new tokens, > at 180.
+  CHECK(attention_flops(m, {32721, 1}) == 32722.0 * 278528);
+  CHECK(attention_time_s(m, hw, production(), Chunk{32721, 1}) ==
+        Approx(32722.0 * 278528 / (kF * 0.3234)).epsilon(1e-12));
+  CHECK(attention_flops(m, {32000, 160}) == (32000.0 * 160 + 160.0 * 161 / 2) * 278528);
+  CHECK(attention_flops(m, {32000, 180}) ==
+        (32000.0 * 180 + 180.0 * 181 / 2) * 81920 + 2.0 * 16777216 * 32000);
   // DSA (V3.2) keeps the absorbed form and its rate.
   const ModelSpec v32 = testing::pinned_ds660b();
   REQUIRE_FALSE(v32.prefill_mha);
@@ -205,12 +216,13 @@ TEST_CASE(
   all_sms.prefill_comm_sms = 0;
   CHECK(prefill_pass(m, hw, all_sms, per_gpu, EpGroup{32, 8}).layer_s ==
         Approx(2 * lat * 58 / 61 + exchange + fill).epsilon(1e-9));
-  // Where the time goes: the compute (its fixed part apart), what the SMs' share adds (the exchange's), the
-  // fixed costs; they add up to the pass.
-  CHECK(p.split.compute_s == Approx(61 * (compute - 2 * 13.5e-6)).epsilon(1e-9));
-  CHECK(p.split.fixed_s == Approx(61 * (2 * 13.5e-6 + fill)).epsilon(1e-9));
-  CHECK(p.split.total_s() == Approx(61 * p.layer_s).epsilon(1e-9));
-  CHECK(p.split.exchange_s == Approx(61 * compute * (24.0 / 108)).epsilon(1e-9));
+  // Where the time goes, summed over the 32 GPUs (alike here: none waits for another): the compute (its
+  // fixed part apart), what the SMs' share adds (the exchange's), the fixed costs; they add up to the pass.
+  CHECK(p.split.compute_s == Approx(32 * 61 * (compute - 2 * 13.5e-6)).epsilon(1e-9));
+  CHECK(p.split.fixed_s == Approx(32 * 61 * (2 * 13.5e-6 + fill)).epsilon(1e-9));
+  CHECK(p.split.total_s() == Approx(32 * 61 * p.layer_s).epsilon(1e-9));
+  CHECK(p.split.exchange_s == Approx(32 * 61 * compute * (24.0 / 108)).epsilon(1e-9));
+  CHECK(p.split.imbalance_s == 0);
   // Nothing to compute: nothing.
   CHECK(prefill_pass(m, hw, production(), std::vector<std::vector<Chunk>>(32), EpGroup{32, 8}).layer_s == 0);
 }
@@ -334,7 +346,9 @@ TEST_CASE("CPU time: per decode step and per prefill pass -> added once, whateve
   const PassPlan with_cpu = prefill_pass(m, hw, e, {{Chunk{0, 4096}}}, EpGroup{32, 8});
   CHECK(61 * (with_cpu.layer_s - pass.layer_s) == Approx(0.1).epsilon(1e-9));
   CHECK(with_cpu.split.cpu_s == 0.1);
-  CHECK(decode_step(m, hw, e, 32, 32 * 4000.0, EpGroup{144, 8}).split.cpu_s == 2e-3);
+  // A step's split sums the group's 144 GPUs: 144 x 2 ms.
+  CHECK(decode_step(m, hw, e, 32, 32 * 4000.0, EpGroup{144, 8}).split.cpu_s ==
+        Approx(144 * 2e-3).epsilon(1e-12));
 }
 
 TEST_CASE("Two micro-batches: a decode step -> slower at 2 tokens per GPU, faster at 256 (DeepSeek-V3, EP72)",
@@ -359,6 +373,38 @@ TEST_CASE("Two micro-batches: a decode step -> slower at 2 tokens per GPU, faste
   EngineSpec ideal = production();
   ideal.ep_overlap = EpOverlap::kIdeal;
   CHECK(step(ideal, 2) < step(none, 2));
+}
+
+TEST_CASE(
+    "Time split: a 2-GPU prefill group with unequal attention -> each GPU's own time, and the lighter one's "
+    "wait "
+    "for the other",
+    "[unit]") {
+  // GPU 0 holds a 8,000-token prompt, GPU 1 one of 1,000 (dsv3, EP16 over 2 nodes, two micro-batches). Each
+  // GPU's own time (compute + exchange + fixed + CPU) is its layer work over the GPU's speed (its busy time,
+  // a second path through prefill_pass); GPU 1 waits the difference to GPU 0's pace: imbalance. A split
+  // that charged every GPU the slowest GPU's compute (no imbalance) would give GPU 1's busy time to both.
+  const ModelSpec m = dsv3();
+  const HardwareSpec hw = testing::pinned_hopper();
+  EngineSpec e = production();
+  e.prefill_cpu_s = 0.05;
+  const PassPlan p = prefill_pass(m, hw, e, {{Chunk{0, 8000}}, {Chunk{0, 1000}}}, EpGroup{16, 8});
+  REQUIRE(p.layer_work.size() == 2);
+  const double own0 = 61 * p.layer_work[0] / hw.gpu_flops, own1 = 61 * p.layer_work[1] / hw.gpu_flops;
+  CHECK(own0 == Approx(61 * p.layer_s).epsilon(1e-12));
+  REQUIRE(own1 < 0.8 * own0);
+  CHECK(p.split.total_s() - p.split.imbalance_s == Approx(own0 + own1).epsilon(1e-9));
+  CHECK(p.split.imbalance_s == Approx(own0 - own1).epsilon(1e-9));
+  CHECK(p.split.total_s() == Approx(2 * 61 * p.layer_s).epsilon(1e-9));
+  CHECK(p.split.cpu_s == Approx(2 * 0.05).epsilon(1e-12));
+  // The same for a decode step: a GPU whose own part is smaller waits the difference.
+  const StepPlan s = decode_group_step(m, hw, e, 0.03, 2 * 64, EpGroup{16, 8});
+  const TimeSplit slow = s.gpu_split(0.03), light = s.gpu_split(0.01);
+  CHECK(slow.imbalance_s == 0);
+  CHECK(slow.total_s() == Approx(s.step_s).epsilon(1e-12));
+  CHECK(light.total_s() == Approx(s.step_s).epsilon(1e-12));
+  CHECK(light.compute_s == Approx(slow.compute_s - 0.02).epsilon(1e-12));
+  CHECK(light.imbalance_s > 0);
 }
 
 }  // namespace sim::cost

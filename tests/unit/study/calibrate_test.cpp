@@ -108,8 +108,8 @@ TEST_CASE(
   CHECK((*fitted)["name"] == "e2e-io-engine-calibrated");
   CHECK((*fitted)["storage"]["efficiency"] == c->values[0]);
   CHECK_THAT((*fitted)["sources"]["storage.efficiency"].get<std::string>(),
-             Contains("CALIBRATED by dpsim calibrate") && Contains("p0 summary.jct_s measured") &&
-                 Contains("Command: dpsim calibrate spec.json"));
+             Contains("CALIBRATION: ") && Contains("by dpsim calibrate in [") &&
+                 Contains("p0 summary.jct_s measured") && Contains("Command: dpsim calibrate spec.json"));
   // The point's result and the candidate's engine copy are named from the values.
   CHECK(std::filesystem::exists(d.path("out/points/p0@" + sim::study::candidate_name(c->values) + ".json")));
   CHECK(std::filesystem::exists(d.path("out/engine/" + sim::study::candidate_name(c->values) + ".json")));
