@@ -6,7 +6,8 @@
 // Assumptions (the paper's): every SNIC is saturated by hit-KV storage reads, the storage bandwidth is
 // shared evenly by all PE–DE GPU pairs, scheduling is balanced, the compute network does not congest.
 // Only hit-KV traffic counts (miss KV, decode persistence and collectives are ignored). The SNIC
-// line rate s·B is used as is: HardwareSpec::storage_efficiency and the storage cap are NOT applied.
+// line rate s·B is used as is: the engine's storage client (EngineSpec::storage_efficiency,
+// storage_request_overhead_s) and the node's storage cap are NOT applied.
 //
 // Per (PE GPU, DE GPU) pair, bytes/s:  T_p = sB / (D g²) (PE read path),  T_c = sB / (P g²) (DE path).
 // A PE GPU pairs with D·g DE GPUs; a DE GPU with P·g PE GPUs. "read"/"write" of a CNIC = the NIC reading

@@ -93,9 +93,13 @@ ResourceViews resource_views(const LinkStats& links, const std::vector<GpuLoad>&
   }
   std::string best;
   double best_u = -1;
+  const auto occupancy = [&](const std::string& k) {
+    return k == kDecodeGpu || k == kPrefillPass ||
+           k.find(std::string(".") + kBuffer + ".") != std::string::npos;
+  };
   for (auto& [k, u] : cls) {
     u /= cls_n[k];
-    if (k != kDecodeGpu && u > best_u) {
+    if (!occupancy(k) && u > best_u) {
       best_u = u;
       best = k;
     }

@@ -39,12 +39,12 @@ struct ResourceViews {
   nlohmann::json bottleneck;              // {resource, utilization}
 };
 
-// Over a run that ended at `end_s`. The bottleneck is the resource class with the highest mean
-// utilisation, a DRAM buffer's being its mean occupancy over its capacity (a buffer that stays full binds as
-// a link does). A prefill GPU has two: compute (its own work) and pass (the time its DP-attention group's
-// lock-step passes hold it, waiting for the group's slowest GPU and the exchange included: the saturation of
-// a role whose GPUs pass together). A decode GPU's busy fraction (time with a non-empty batch) says nothing
-// about saturation, so it is reported but not a candidate.
+// Over a run that ended at `end_s`. The bottleneck is the service class (a link direction, a prefill GPU's
+// compute) with the highest mean utilisation. Three classes are reported but are not candidates, because
+// each is full whenever there is any work, however little: a decode GPU's busy fraction (time with a
+// non-empty batch), a prefill GPU's pass fraction (the time its group's lock-step passes hold it, a GPU
+// without work in the pass included) and a DRAM buffer's occupancy (the bytes waiting for the stage after
+// it). summary.time_split says how full the passes and steps are.
 ResourceViews resource_views(const LinkStats& links, const std::vector<GpuLoad>& pes,
                              const std::vector<GpuLoad>& des, const std::vector<BufferLoad>& buffers,
                              double end_s);

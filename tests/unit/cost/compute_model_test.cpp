@@ -580,6 +580,23 @@ TEST_CASE(
   CHECK(cache_compute_ratio_gb_per_pflop(ds, 65536, 429) == Approx(36).epsilon(0.1));
 }
 
+TEST_CASE("Cache-compute ratio: DeepSeek-V3 in MHA form -> 11.4, 13.6 and 15.0 GB/PFLOP at 16K, 32.7K, 64K",
+          "[unit]") {
+  // By hand, 429 appended tokens over c cached: per layer, (429c + 429 x 430 / 2) pairs x 2 x 128 x (192 +
+  // 128)
+  // + 2 x 16,777,216 x c (the cached latents expanded) + 2 x 37e9 / 61 x 429 linear; KV 1152 B per token and
+  // layer. Counted absorbed (278,528 per pair, no expansion) the ratios would be 7.5 to 9.0.
+  const ModelSpec v3 = real_model("dsv3");
+  for (double c : {16384.0, 32721.0, 65536.0}) {
+    INFO("context " << c);
+    const double flops =
+        61 * ((429 * c + 429.0 * 430 / 2) * 81920 + 2 * 16777216.0 * c + 2 * 37e9 / 61 * 429);
+    CHECK(cache_compute_ratio_gb_per_pflop(v3, c, 429) ==
+          Approx(c * 1152 * 61 / 1e9 / (flops / 1e15)).epsilon(1e-12));
+  }
+  CHECK(cache_compute_ratio_gb_per_pflop(v3, 32721, 429) == Approx(13.579).epsilon(1e-4));
+}
+
 TEST_CASE("Cache-compute ratio: Qwen2.5-32B FP16 over 16K-64K -> 117-267 GB/PFLOP (Table 1)", "[unit]") {
   ModelSpec qwen = real_model("qwen32b");
   double lo = cache_compute_ratio_gb_per_pflop(qwen, 16384, 429);
