@@ -69,6 +69,19 @@ inline config::EngineSpec pinned_engine() {
   return e;
 }
 
+// The routed experts of DeepSeek-V3 and V3.2 (ds660b, dsv3) as the hand computations read them.
+inline void pin_deepseek_moe(const config::ModelSpec& m) {
+  REQUIRE(m.moe_layers == 58);
+  REQUIRE(m.routed_experts == 256);
+  REQUIRE(m.active_experts == 8);
+  REQUIRE(m.expert_params == 44040192);
+  REQUIRE(m.hidden == 7168);
+  REQUIRE(m.max_nodes_per_token == 4);
+  REQUIRE(m.expert_groups == 8);
+  REQUIRE(m.dispatch_bytes_per_value == 1.03125);
+  REQUIRE(m.combine_bytes_per_value == 2);
+}
+
 // ds660b for hand computations: the REQUIREs pin every field the arithmetic reads, so a changed file fails
 // here rather than as a wrong number.
 inline config::ModelSpec pinned_ds660b() {
@@ -85,15 +98,7 @@ inline config::ModelSpec pinned_ds660b() {
   REQUIRE(m.sparse_topk == 2048);
   REQUIRE(m.indexer_heads == 64);
   REQUIRE(m.indexer_head_dim == 128);
-  REQUIRE(m.moe_layers == 58);
-  REQUIRE(m.routed_experts == 256);
-  REQUIRE(m.active_experts == 8);
-  REQUIRE(m.expert_params == 44040192);
-  REQUIRE(m.hidden == 7168);
-  REQUIRE(m.max_nodes_per_token == 4);
-  REQUIRE(m.expert_groups == 8);
-  REQUIRE(m.dispatch_bytes_per_value == 1.03125);
-  REQUIRE(m.combine_bytes_per_value == 2);
+  pin_deepseek_moe(m);
   REQUIRE(m.gemm_precision == "fp8");
   return m;
 }

@@ -39,13 +39,7 @@ ModelSpec dsv3() {
   REQUIRE(m.kv_up_params == 16777216);
   REQUIRE(m.main_kv_bytes_per_token_layer == 1152);
   REQUIRE(!m.sparse());
-  REQUIRE(m.moe_layers == 58);
-  REQUIRE(m.routed_experts == 256);
-  REQUIRE(m.active_experts == 8);
-  REQUIRE(m.expert_params == 44040192);
-  REQUIRE(m.hidden == 7168);
-  REQUIRE(m.max_nodes_per_token == 4);
-  REQUIRE(m.expert_groups == 8);
+  testing::pin_deepseek_moe(m);
   return m;
 }
 
@@ -376,9 +370,7 @@ TEST_CASE("Two micro-batches: a decode step -> slower at 2 tokens per GPU, faste
 }
 
 TEST_CASE(
-    "Time split: a 2-GPU prefill group with unequal attention -> each GPU's own time, and the lighter one's "
-    "wait "
-    "for the other",
+    "Time split: a 2-GPU prefill group of unequal prompts -> each GPU's own time, the lighter one waits",
     "[unit]") {
   // GPU 0 holds a 8,000-token prompt, GPU 1 one of 1,000 (dsv3, EP16 over 2 nodes, two micro-batches). Each
   // GPU's own time (compute + exchange + fixed + CPU) is its layer work over the GPU's speed (its busy time,
