@@ -1,6 +1,6 @@
 // `dpsim trace gen --dataset 64k [--trajectories 500] [--seed 1] [--weighting trajectory|turn] --out FILE`
-// and `dpsim trace stats FILE [--dataset 64k] [--format native|mooncake|azure|alibaba] [--shared-fanout K]`: a
-// synthetic trajectory set shaped like DualPath Table 2, and the statistics of a trace file
+// and `dpsim trace stats FILE [--dataset 64k] [--format native|mooncake|azure|alibaba] [--shared-fanout K]`:
+// a synthetic trajectory set shaped like DualPath Table 2, and the statistics of a trace file
 // (sim/study/trace_report.h).
 #include <memory>
 
@@ -26,9 +26,12 @@ void add_trace_command(CLI::App& app, int* exit_code) {
 
   auto stats_args = std::make_shared<study::TraceStatsSpec>();
   CLI::App* stats = trace->add_subcommand("stats", "averages and percentiles of a trace file");
-  stats->add_option("file", stats_args->file, "trace file (native JSONL, Mooncake JSONL, Azure CSV or Alibaba JSONL)")
+  stats
+      ->add_option("file", stats_args->file,
+                   "trace file (native JSONL, Mooncake JSONL, Azure CSV or Alibaba JSONL)")
       ->required();
-  stats->add_option("--format", stats_args->format, "native (default), mooncake, azure or alibaba (traces/README.md)");
+  stats->add_option("--format", stats_args->format,
+                    "native (default), mooncake, azure or alibaba (traces/README.md)");
   stats->add_option("--dataset", stats_args->dataset,
                     "native only: compare with this Table 2 row (32k, 48k, 64k)");
   CLI::Option* fanout =

@@ -1,7 +1,7 @@
 // The turns a run simulates, from the scenario's workload block: offline or online agents over native
 // trajectories (a trace file or the generated dataset, scaled by workload.append_scale / gen_scale), or the
-// sessions of a replayed trace (workload.trace_format mooncake | azure | alibaba). Turns beyond the model's context
-// are an input error or dropped (workload.over_context). Pure: no SimGrid.
+// sessions of a replayed trace (workload.trace_format mooncake | azure | alibaba). Turns beyond the model's
+// context are an input error or dropped (workload.over_context). Pure: no SimGrid.
 #pragma once
 
 #include <cstdint>
