@@ -167,7 +167,7 @@ void read_decode(JsonReader& d, EngineSpec& e, const EngineSpec& def) {
   });
 }
 
-StatusOr<EngineSpec> from_json(const StatusOr<nlohmann::json>& doc, const std::string& path) {
+StatusOr<EngineSpec> engine_from_json(const StatusOr<nlohmann::json>& doc, const std::string& path) {
   if (!doc) return doc.status();
   EngineSpec e;
   const EngineSpec def;
@@ -195,15 +195,15 @@ StatusOr<EngineSpec> from_json(const StatusOr<nlohmann::json>& doc, const std::s
 }  // namespace
 
 StatusOr<EngineSpec> load_engine(const std::string& path) {
-  return from_json(read_json_file(path), path);
+  return engine_from_json(read_json_file(path), path);
 }
 
 StatusOr<EngineSpec> parse_engine(const std::string& text, const std::string& name) {
-  return from_json(parse_json_object(text, name), name);
+  return engine_from_json(parse_json_object(text, name), name);
 }
 
 StatusOr<EngineSpec> engine_from_json(const nlohmann::json& doc, const std::string& name) {
-  return from_json(doc, name);
+  return engine_from_json(doc, name);
 }
 
 }  // namespace sim::config

@@ -35,7 +35,7 @@ Status moved_to_engine(const nlohmann::json& doc, const std::string& path) {
       path, what));
 }
 
-StatusOr<HardwareSpec> from_json(const StatusOr<nlohmann::json>& doc, const std::string& path) {
+StatusOr<HardwareSpec> hardware_from_json(const StatusOr<nlohmann::json>& doc, const std::string& path) {
   if (!doc) return doc.status();
 
   if (doc->is_object()) SIM_RETURN_IF_ERROR(moved_to_engine(*doc, path));
@@ -82,11 +82,11 @@ StatusOr<HardwareSpec> from_json(const StatusOr<nlohmann::json>& doc, const std:
 }  // namespace
 
 StatusOr<HardwareSpec> load_hardware(const std::string& path) {
-  return from_json(read_json_file(path), path);
+  return hardware_from_json(read_json_file(path), path);
 }
 
 StatusOr<HardwareSpec> parse_hardware(const std::string& text, const std::string& name) {
-  return from_json(parse_json_object(text, name), name);
+  return hardware_from_json(parse_json_object(text, name), name);
 }
 
 }  // namespace sim::config

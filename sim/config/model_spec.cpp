@@ -160,7 +160,7 @@ Status cross_check(const std::string& path, const nlohmann::json& doc, const Mod
   return Status::ok();
 }
 
-StatusOr<ModelSpec> from_json(const StatusOr<nlohmann::json>& doc, const std::string& path) {
+StatusOr<ModelSpec> model_from_json(const StatusOr<nlohmann::json>& doc, const std::string& path) {
   if (!doc) return doc.status();
 
   ModelSpec m;
@@ -193,11 +193,11 @@ StatusOr<ModelSpec> from_json(const StatusOr<nlohmann::json>& doc, const std::st
 }  // namespace
 
 StatusOr<ModelSpec> load_model(const std::string& path) {
-  return from_json(read_json_file(path), path);
+  return model_from_json(read_json_file(path), path);
 }
 
 StatusOr<ModelSpec> parse_model(const std::string& text, const std::string& name) {
-  return from_json(parse_json_object(text, name), name);
+  return model_from_json(parse_json_object(text, name), name);
 }
 
 }  // namespace sim::config

@@ -21,10 +21,6 @@ Load make_load(double pe_path, double de_path) {
   return Load{pe_path, de_path, pe_path + de_path};
 }
 
-bool positive_finite(double x) {
-  return std::isfinite(x) && x > 0;
-}
-
 BoundTerm make_term(const char* key, const char* resource, const char* label, const char* inequality,
                     const char* formula, TermKind kind, double value) {
   BoundTerm t;

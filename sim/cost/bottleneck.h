@@ -48,6 +48,7 @@
 // With one file (g_p = g_d, equal bandwidths) these are the inequalities above, computed bit for bit alike.
 #pragma once
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -57,6 +58,11 @@
 #include "sim/core/status.h"
 
 namespace sim::cost {
+
+// A bandwidth (or a P, D) the analysis can divide by: finite and above zero.
+inline bool positive_finite(double x) {
+  return std::isfinite(x) && x > 0;
+}
 
 struct BottleneckInputs {
   int g = 8;                                             // GPUs (= CNICs) per node

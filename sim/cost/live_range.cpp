@@ -33,10 +33,6 @@ double max_value(const std::vector<Line>& lines, double f) {
   return v;
 }
 
-bool positive_finite(double x) {
-  return std::isfinite(x) && x > 0;
-}
-
 bool valid_side(const SideBandwidths& s) {
   return positive_finite(s.cnic_read_Bps) && positive_finite(s.cnic_write_Bps) &&
          positive_finite(s.snic_Bps) && positive_finite(s.dram_Bps);

@@ -16,11 +16,11 @@ namespace sim::study {
 
 namespace {
 
-constexpr int kMaxRuns = 40;  // a bound on the child runs of one search
+constexpr int kMaxCapacityRuns = 40;  // a bound on the child runs of one search
 
-class Search {
+class CapacitySearch {
  public:
-  Search(const CapacitySpec& spec, std::string tmp_dir, const Console& console)
+  CapacitySearch(const CapacitySpec& spec, std::string tmp_dir, const Console& console)
       : spec_(spec), tmp_dir_(std::move(tmp_dir)), console_(console), ex_(1, console) {
     ex_.shield_interrupts();
   }
@@ -29,8 +29,8 @@ class Search {
   bool meets(double aps) {
     auto it = points_.find(aps);
     if (it != points_.end()) return it->second["meets_slo"].get<bool>();
-    if (static_cast<int>(points_.size()) >= kMaxRuns) {
-      error_ = fmt::format("gave up after {} runs", kMaxRuns);
+    if (static_cast<int>(points_.size()) >= kMaxCapacityRuns) {
+      error_ = fmt::format("gave up after {} runs", kMaxCapacityRuns);
       return false;
     }
     const std::string out = fmt::format("{}/point-{}.json", tmp_dir_, points_.size());
@@ -80,7 +80,7 @@ class Search {
 };
 
 // The capacity found by the search of the header (null: none in [lo, hi]).
-nlohmann::json search(const CapacitySpec& a, Search& s, const Console& console) {
+nlohmann::json search(const CapacitySpec& a, CapacitySearch& s, const Console& console) {
   double lo = a.lo, hi = a.hi;
   if (!s.meets(lo)) {
     if (s.error().empty())
@@ -126,7 +126,7 @@ StatusOr<Outcome> run_capacity(const CapacitySpec& a, const Console& console) {
   std::filesystem::create_directories(dir, ec);
   const std::string tmp_dir = (dir / fmt::format(".capacity-{}", ::getpid())).string();
   std::filesystem::create_directories(tmp_dir, ec);
-  Search s(a, tmp_dir, console);
+  CapacitySearch s(a, tmp_dir, console);
   const nlohmann::json capacity = search(a, s, console);
   std::filesystem::remove_all(tmp_dir, ec);
   if (!s.error().empty()) return Status::error("capacity: " + s.error());

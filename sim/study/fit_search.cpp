@@ -36,15 +36,9 @@ double inf_distance(const Vec& a, const Vec& b) {
   return d;
 }
 
-Vec unit(Vec v) {
-  const double norm = std::sqrt(sum_squares(v));
-  for (double& x : v) x = norm > 0 ? x / norm : 0;
-  return v;
-}
-
 // What is left of the unit vector d after projecting out the orthonormal rows of q (Gram-Schmidt).
 Vec orthogonal_part(const Vec& d, const Mat& q) {
-  Vec v = unit(d);
+  Vec v = unit_vector(d);
   for (const auto& e : q) {
     double dot = 0;
     for (size_t j = 0; j < v.size(); ++j) dot += v[j] * e[j];
@@ -53,9 +47,9 @@ Vec orthogonal_part(const Vec& d, const Mat& q) {
   return v;
 }
 
-class Search {
+class FitSearch {
  public:
-  Search(const FitProblem& p, const FitOptions& o, const FitEvaluate& e)
+  FitSearch(const FitProblem& p, const FitOptions& o, const FitEvaluate& e)
       : p_(p), o_(o), evaluate_(e), n_(p.lower.size()) {}
 
   FitResult run() {
@@ -226,7 +220,7 @@ class Search {
           part = v;
         }
       }
-      q.push_back(unit(part));
+      q.push_back(unit_vector(part));
       Vec v = u;
       v[k] += u[k] + radius <= 1 ? radius : -radius;
       out.push_back(snap(v));
@@ -252,7 +246,7 @@ class Search {
       for (size_t j = 0; j < n_; ++j) d[j] -= ub[j];
       const Vec v = orthogonal_part(d, q);
       if (std::sqrt(sum_squares(v)) < 0.5) continue;
-      q.push_back(unit(v));
+      q.push_back(unit_vector(v));
       keep.push_back(i);
     }
     const std::vector<Vec> fresh = coordinate_points(res_.evaluations[b].x, radius, q);
@@ -351,7 +345,7 @@ FitResult fit_least_squares(const FitProblem& problem, const FitOptions& options
                 options.step_tol <= options.initial_step && options.digits >= 1 && options.digits <= 15,
             "options: max_evaluations {}, step_tol {}, initial_step {}, digits {}", options.max_evaluations,
             options.step_tol, options.initial_step, options.digits);
-  return Search(problem, options, evaluate).run();
+  return FitSearch(problem, options, evaluate).run();
 }
 
 }  // namespace sim::study

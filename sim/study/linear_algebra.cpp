@@ -16,15 +16,15 @@ double determinant(const Matrix& m) {
          m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
 }
 
-Vector unit(Vector v) {
+}  // namespace
+
+Vector unit_vector(Vector v) {
   double norm = 0;
   for (double x : v) norm += x * x;
   norm = std::sqrt(norm);
   for (double& x : v) x = norm > 0 ? x / norm : 0;
   return v;
 }
-
-}  // namespace
 
 double model_value(const Vector& r, const Matrix& jac, const Vector& s) {
   double f = 0;
@@ -67,7 +67,7 @@ std::optional<Matrix> solve(Matrix a, Matrix b) {
 
 double poise(const Matrix& directions) {
   Matrix u;
-  for (const auto& d : directions) u.push_back(unit(d));
+  for (const auto& d : directions) u.push_back(unit_vector(d));
   return std::fabs(determinant(u));
 }
 

@@ -10,6 +10,9 @@ namespace sim::study {
 using Vector = std::vector<double>;
 using Matrix = std::vector<Vector>;  // rows
 
+// v scaled to length 1 (all zeros when v is zero).
+Vector unit_vector(Vector v);
+
 // Solves A X = B (A: k x k, B: k rows of any width) by Gaussian elimination with partial pivoting; nullopt
 // when A is singular to working precision.
 std::optional<Matrix> solve(Matrix a, Matrix b);

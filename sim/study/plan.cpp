@@ -23,9 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kMaxRuns = 400;  // a bound on the child runs of one plan
+constexpr int kMaxPlanRuns = 400;  // a bound on the child runs of one plan
 
-Status fail(const std::string& msg) {
+Status plan_error(const std::string& msg) {
   return Status::error("plan: " + msg);
 }
 
@@ -300,27 +300,27 @@ std::string plan_text(const Plan& plan, const nlohmann::json& j) {
 StatusOr<Plan> make_plan(const PlanSpec& a) {
   Plan plan;
   plan.a = a;
-  if (a.scenario.empty()) return fail("expected a SCENARIO");
+  if (a.scenario.empty()) return plan_error("expected a SCENARIO");
   plan.scenario = absolute_path(resolve_path(a.scenario, ""));
   plan.sets = a.sets;
   if (a.slo_ttft > 0) plan.sets.push_back(fmt::format("slo.ttft_s={:.17g}", a.slo_ttft));
   if (a.slo_tpot > 0) plan.sets.push_back(fmt::format("slo.tpot_s={:.17g}", a.slo_tpot));
   auto sc = config::load_scenario(plan.scenario, plan.sets);
-  if (!sc) return fail(sc.status().message());
+  if (!sc) return plan_error(sc.status().message());
   const bool online = sc->workload.mode == "online";
   if (a.min_nodes < 2 || a.max_nodes < a.min_nodes)
-    return fail(
+    return plan_error(
         fmt::format("expected 2 <= --min-nodes <= --max-nodes, got {} and {}", a.min_nodes, a.max_nodes));
   if (a.max_splits < 1)
-    return fail(fmt::format("--max-splits: expected an integer >= 1, got {}", a.max_splits));
+    return plan_error(fmt::format("--max-splits: expected an integer >= 1, got {}", a.max_splits));
   if (a.slo_ttft < 0 || a.slo_tpot < 0 || a.jct_target < 0)
-    return fail("--slo-ttft, --slo-tpot and --jct-target take a number > 0");
+    return plan_error("--slo-ttft, --slo-tpot and --jct-target take a number > 0");
   if (online && a.jct_target > 0)
-    return fail("--jct-target is for offline scenarios; online ones plan on the SLO");
+    return plan_error("--jct-target is for offline scenarios; online ones plan on the SLO");
   if (!online && (a.slo_ttft > 0 || a.slo_tpot > 0))
-    return fail("--slo-ttft and --slo-tpot are for online scenarios; offline ones plan on the JCT");
+    return plan_error("--slo-ttft and --slo-tpot are for online scenarios; offline ones plan on the JCT");
   if (a.objective != "gpus" && a.objective != "cost")
-    return fail(fmt::format("--objective: expected gpus or cost, got \"{}\"", a.objective));
+    return plan_error(fmt::format("--objective: expected gpus or cost, got \"{}\"", a.objective));
   plan.space.min_nodes = a.min_nodes;
   plan.space.max_nodes = a.max_nodes;
   plan.space.max_splits = a.max_splits;
@@ -330,21 +330,21 @@ StatusOr<Plan> make_plan(const PlanSpec& a) {
                                        : PlanGoal::kJctTimesSize;
   plan.space.objective = a.objective == "cost" ? PlanObjective::kCost : PlanObjective::kGpus;
   auto choices = make_choices(plan);
-  if (!choices) return fail(choices.status().message());
+  if (!choices) return plan_error(choices.status().message());
   plan.space.choices = std::move(*choices);
 
   plan.dir = a.out.empty() ? "out/plan-" + sc->name : a.out;
   std::error_code ec;
   fs::create_directories(plan.dir + "/points", ec);
-  if (ec) return fail(fmt::format("{}: cannot create the directory: {}", plan.dir, ec.message()));
+  if (ec) return plan_error(fmt::format("{}: cannot create the directory: {}", plan.dir, ec.message()));
   const std::string mpath = plan.dir + "/plan-manifest.json";
   const nlohmann::json m = manifest(plan), old = read_json_file(mpath);
   if (!old.is_discarded() && old != m)
-    return fail(fmt::format("{} holds a plan with other settings ({}); give another --out or remove it",
-                            plan.dir, mpath));
+    return plan_error(fmt::format("{} holds a plan with other settings ({}); give another --out or remove it",
+                                  plan.dir, mpath));
   if (old.is_discarded()) {
     const std::string err = write_file_atomically(mpath, m.dump(1) + "\n");
-    if (!err.empty()) return fail(err);
+    if (!err.empty()) return plan_error(err);
   }
   return plan;
 }
@@ -366,9 +366,9 @@ StatusOr<Outcome> run_plan(const PlanSpec& a, const Console& console) {
       std::vector<std::string> sets = plan.sets;
       for (const auto& [k, v] : c.sets) sets.push_back(k + "=" + v);
       auto sc = config::load_scenario(plan.scenario, sets);
-      if (!sc) return fail(sc.status().message());
+      if (!sc) return plan_error(sc.status().message());
       auto f = slo_floor(*sc);
-      if (!f) return fail(f.status().message());
+      if (!f) return plan_error(f.status().message());
       nlohmann::json e = {{"sets", nlohmann::json::object()},      {"turns", f->turns},
                           {"turns_sampled", f->turns_sampled},     {"ttft_over_share", f->ttft_over_share},
                           {"tpot_over_share", f->tpot_over_share}, {"unloaded_ttft_s", f->ttft_stat_s},
@@ -384,7 +384,7 @@ StatusOr<Outcome> run_plan(const PlanSpec& a, const Console& console) {
       j["diagnosis"] = why;
       j["slo_floor"] = floors;
       const std::string err = write_file_atomically(plan.dir + "/plan.json", j.dump(1) + "\n");
-      if (!err.empty()) return fail(err);
+      if (!err.empty()) return plan_error(err);
       return Outcome{
           fmt::format("no cluster size can meet the SLO; stopped before any run\n{}\n0 runs; plan: "
                       "{}/plan.json\n",
@@ -399,7 +399,7 @@ StatusOr<Outcome> run_plan(const PlanSpec& a, const Console& console) {
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const nlohmann::json j = plan_json(plan, step, wall);
       const std::string err = write_file_atomically(plan.dir + "/plan.json", j.dump(1) + "\n");
-      if (!err.empty()) return fail(err);
+      if (!err.empty()) return plan_error(err);
       return Outcome{plan_text(plan, j), j["recommended"].is_null() ? Verdict::kFail : Verdict::kPass};
     }
     // Outcomes already on disk, and points whose scenario does not load (e.g. weights that do not fit).
@@ -421,14 +421,14 @@ StatusOr<Outcome> run_plan(const PlanSpec& a, const Console& console) {
     }
     if (todo.empty()) continue;
     if (!a.emit_jobs.empty()) {
-      if (Status st = ex.emit(a.emit_jobs, jobs); !st) return fail(st.message());
+      if (Status st = ex.emit(a.emit_jobs, jobs); !st) return plan_error(st.message());
       return Outcome{
           fmt::format("{} commands of the next round: {} (run them, then run this dpsim plan again)\n",
                       todo.size(), a.emit_jobs)};
     }
-    if (plan.runs_now + static_cast<int>(todo.size()) > kMaxRuns)
-      return fail(
-          fmt::format("gave up after {} runs; narrow --max-nodes or the --set-list choices", kMaxRuns));
+    if (plan.runs_now + static_cast<int>(todo.size()) > kMaxPlanRuns)
+      return plan_error(
+          fmt::format("gave up after {} runs; narrow --max-nodes or the --set-list choices", kMaxPlanRuns));
     console.err(fmt::format("plan: round of {} runs, {} at a time\n", todo.size(), ex.jobs()));
     const auto ends = ex.run(jobs);
     plan.runs_now += static_cast<int>(todo.size());

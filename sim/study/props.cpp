@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Status fail(const std::string& msg) {
+Status props_error(const std::string& msg) {
   return Status::error("props: " + msg);
 }
 
@@ -169,16 +169,16 @@ std::string report_text(const nlohmann::json& rep, const std::vector<PropsCheck>
 StatusOr<Outcome> run_props(const PropsStudySpec& a, const Console& console) {
   const std::string grid = absolute_path(resolve_path(a.grid, ""));
   auto j = config::read_json_file(grid);
-  if (!j) return fail(j.status().message());
+  if (!j) return props_error(j.status().message());
   auto spec = parse_props_spec(*j, grid);
-  if (!spec) return fail(spec.status().message());
+  if (!spec) return props_error(spec.status().message());
   const std::string dir = a.out.empty() ? "out/props/" + spec->name : a.out;
   std::error_code ec;
   fs::create_directories(dir + "/runs", ec);
-  if (ec) return fail(fmt::format("{}: cannot create the directory: {}", dir, ec.message()));
+  if (ec) return props_error(fmt::format("{}: cannot create the directory: {}", dir, ec.message()));
 
   Planner planner(*spec, a.sets, dir);
-  if (Status st = planner.load(); !st.is_ok()) return fail(st.message());
+  if (Status st = planner.load(); !st.is_ok()) return props_error(st.message());
   const std::vector<PropsRun> runs = expand_props(*spec);
   std::vector<RunOutcome> outcomes(runs.size());
   std::vector<std::string> skipped;
@@ -188,7 +188,7 @@ StatusOr<Outcome> run_props(const PropsStudySpec& a, const Console& console) {
   const std::string exe = self_exe();
   for (size_t i = 0; i < runs.size(); ++i) {
     auto p = planner.plan(runs[i]);
-    if (!p) return fail(p.status().message());
+    if (!p) return props_error(p.status().message());
     if (!p->skip.empty()) {
       skipped.push_back(runs[i].name + ": " + p->skip);
       continue;
@@ -235,7 +235,7 @@ StatusOr<Outcome> run_props(const PropsStudySpec& a, const Console& console) {
   nlohmann::json rep = props_report(*spec, runs, outcomes, checks, skipped);
   rep["wall_s"] = wall;
   const std::string err = write_file_atomically(dir + "/props.json", rep.dump(1) + "\n");
-  if (!err.empty()) return fail(err);
+  if (!err.empty()) return props_error(err);
   std::map<std::string, std::string> paths;
   for (size_t i = 0; i < runs.size(); ++i) paths[runs[i].name] = outcomes[i].path;
   std::string t = fmt::format("props {}: {} runs ({} skipped), {:.0f} s wall for {} of them\n", spec->name,

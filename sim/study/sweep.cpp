@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Status fail(const std::string& msg) {
+Status sweep_error(const std::string& msg) {
   return Status::error("sweep: " + msg);
 }
 
@@ -25,9 +25,9 @@ Status fail(const std::string& msg) {
 StatusOr<nlohmann::json> write_summary(const std::string& dir, const Console& console, int* missing) {
   const std::string mpath = dir + "/sweep.json";
   const nlohmann::json manifest = read_json_file(mpath);
-  if (manifest.is_discarded()) return fail(fmt::format("{}: cannot read the sweep manifest", mpath));
+  if (manifest.is_discarded()) return sweep_error(fmt::format("{}: cannot read the sweep manifest", mpath));
   auto points = points_of_manifest(manifest, mpath);
-  if (!points) return fail(points.status().message());
+  if (!points) return sweep_error(points.status().message());
   const double threshold = manifest.value("threshold", 0.9);
   std::vector<nlohmann::json> rows;
   *missing = 0;
@@ -46,7 +46,7 @@ StatusOr<nlohmann::json> write_summary(const std::string& dir, const Console& co
        {std::pair<std::string, std::string>{dir + "/summary.json", summary.dump(1) + "\n"},
         {dir + "/summary.csv", summary_csv(summary)}}) {
     const std::string err = write_file_atomically(file, text);
-    if (!err.empty()) return fail(err);
+    if (!err.empty()) return sweep_error(err);
   }
   return summary;
 }
@@ -97,13 +97,14 @@ StatusOr<Outcome> summarise(const std::string& dir, const Console& console, bool
 // The (P, D) grid of the spec: exactly one of --pd, --ratios (with --nodes) or --p (with --d).
 StatusOr<std::vector<GridPoint>> grid_of(const SweepSpec& a) {
   const int modes = !a.pd.empty() + !a.ratios.empty() + !a.p_range.empty();
-  if (modes != 1) return fail("expected exactly one of --pd, --ratios (with --nodes) or --p (with --d)");
+  if (modes != 1)
+    return sweep_error("expected exactly one of --pd, --ratios (with --nodes) or --p (with --d)");
   if (a.threshold <= 0 || a.threshold > 1)
-    return fail(fmt::format("--threshold: expected a number in (0, 1], got {}", a.threshold));
+    return sweep_error(fmt::format("--threshold: expected a number in (0, 1], got {}", a.threshold));
   auto grid = !a.pd.empty()       ? parse_pd_list(a.pd)
               : !a.ratios.empty() ? parse_ratios(a.ratios, a.nodes)
                                   : parse_p_range(a.p_range, a.d);
-  if (!grid) return fail(grid.status().message());
+  if (!grid) return sweep_error(grid.status().message());
   return grid;
 }
 
@@ -119,24 +120,24 @@ std::vector<std::string> point_sets(const SweepPoint& p) {
 
 StatusOr<Outcome> run_sweep(const SweepSpec& a, const Console& console) {
   if (!a.merge.empty()) return summarise(a.merge, console, true);
-  if (a.scenario.empty()) return fail("expected a SCENARIO (or --merge DIR)");
+  if (a.scenario.empty()) return sweep_error("expected a SCENARIO (or --merge DIR)");
   auto grid = grid_of(a);
   if (!grid) return grid.status();
   std::vector<SetList> lists;
   for (const auto& s : a.set_lists) {
     auto l = parse_set_list(s);
-    if (!l) return fail(l.status().message());
+    if (!l) return sweep_error(l.status().message());
     lists.push_back(*l);
   }
   const std::string scenario = absolute_path(resolve_path(a.scenario, ""));
   auto sc = config::load_scenario(scenario, a.sets);  // fail early on a bad scenario or --set
-  if (!sc) return fail(sc.status().message());
+  if (!sc) return sweep_error(sc.status().message());
   const auto points = expand_grid(*grid, lists);
   for (const auto& p : points) {  // and on a bad point (e.g. weights that do not fit on 1 node)
     std::vector<std::string> sets = a.sets;
     for (const auto& s : point_sets(p)) sets.push_back(s);
     auto check = config::load_scenario(scenario, sets);
-    if (!check) return fail(fmt::format("point {}: {}", p.name, check.status().message()));
+    if (!check) return sweep_error(fmt::format("point {}: {}", p.name, check.status().message()));
   }
   // The range of the scenario's DE buffer (cluster.de_buffer, as set for every point).
   nlohmann::json analytic = {{"pd_min", nullptr}, {"pd_max", nullptr}};
@@ -149,10 +150,10 @@ StatusOr<Outcome> run_sweep(const SweepSpec& a, const Console& console) {
   const std::string dir = a.out;
   std::error_code ec;
   fs::create_directories(dir + "/points", ec);
-  if (ec) return fail(fmt::format("{}: cannot create the directory: {}", dir, ec.message()));
+  if (ec) return sweep_error(fmt::format("{}: cannot create the directory: {}", dir, ec.message()));
   const std::string err = write_file_atomically(
       dir + "/sweep.json", manifest_json(scenario, a.threshold, *grid, points, analytic).dump(1) + "\n");
-  if (!err.empty()) return fail(err);
+  if (!err.empty()) return sweep_error(err);
 
   const Executor ex(a.jobs, console);
   const std::string exe = self_exe();
@@ -168,7 +169,7 @@ StatusOr<Outcome> run_sweep(const SweepSpec& a, const Console& console) {
     all.push_back(std::move(job));
   }
   if (!a.emit_jobs.empty()) {
-    if (Status st = ex.emit(a.emit_jobs, all); !st) return fail(st.message());
+    if (Status st = ex.emit(a.emit_jobs, all); !st) return sweep_error(st.message());
     return Outcome{
         fmt::format("{} commands: {} (then: dpsim sweep --merge {})\n", all.size(), a.emit_jobs, dir)};
   }

@@ -15,10 +15,9 @@ namespace sim::workload {
 
 namespace {
 
-constexpr int64_t kMaxTokens = 2147483647;  // lengths are int32 in the traces' producers
 constexpr int64_t kNoParent = -1;
 
-struct RawRequest {
+struct AlibabaRow {
   int64_t chat_id = 0;
   int64_t parent_chat_id = kNoParent;
   double timestamp_s = 0;
@@ -49,7 +48,7 @@ void read_parent(config::JsonReader& r, int64_t& out) {
   if (out < kNoParent) r.fail("parent_chat_id", expected, p);
 }
 
-Status parse_line(std::string_view line, const std::string& where, RawRequest& out) {
+Status parse_alibaba_line(std::string_view line, const std::string& where, AlibabaRow& out) {
   nlohmann::json j;
   SIM_RETURN_IF_ERROR(parse_json_line(line, where, &j));
   if (!j.is_object()) {
@@ -62,8 +61,8 @@ Status parse_line(std::string_view line, const std::string& where, RawRequest& o
   out.chat_id = r.integer("chat_id", std::nullopt, 0);
   read_parent(r, out.parent_chat_id);
   out.timestamp_s = r.number("timestamp", std::nullopt, 0);
-  out.input = r.integer("input_length", std::nullopt, 1, kMaxTokens);
-  out.output = r.integer("output_length", std::nullopt, 1, kMaxTokens);
+  out.input = r.integer("input_length", std::nullopt, 1, kMaxTraceTokens);
+  out.output = r.integer("output_length", std::nullopt, 1, kMaxTraceTokens);
   r.string("type", "");     // text | search | image | file: not used
   r.integer("turn", 0, 0);  // the reader numbers turns itself
   const nlohmann::json* ids = r.raw("hash_ids");
@@ -74,10 +73,10 @@ Status parse_line(std::string_view line, const std::string& where, RawRequest& o
 
 // Links every request to its parent and its session's first request. Parents come on earlier lines, so
 // chains cannot loop.
-Status link_parents(const std::string& name, std::vector<RawRequest>& raw,
+Status link_parents(const std::string& name, std::vector<AlibabaRow>& raw,
                     const std::unordered_map<int64_t, size_t>& index) {
   for (size_t i = 0; i < raw.size(); ++i) {
-    RawRequest& r = raw[i];
+    AlibabaRow& r = raw[i];
     r.root = i;
     if (r.parent_chat_id == kNoParent) continue;
     const std::string where = fmt::format("{}:{}", name, r.line);
@@ -90,7 +89,7 @@ Status link_parents(const std::string& name, std::vector<RawRequest>& raw,
       return Status::error(
           fmt::format("{}: parent_chat_id: {} is the request's own chat_id", where, r.parent_chat_id));
     }
-    const RawRequest& p = raw[it->second];
+    const AlibabaRow& p = raw[it->second];
     if (it->second > i) {
       return Status::error(fmt::format(
           "{}: parent_chat_id: {} is the chat_id of line {}, a later line (expected a parent on an "
@@ -147,15 +146,15 @@ class SessionBlocks {
 StatusOr<RequestTrace> parse_alibaba(const std::string& text, const std::string& name) {
   if (text.empty()) return Status::error(fmt::format("{}: empty file: expected one request per line", name));
 
-  std::vector<RawRequest> raw;
+  std::vector<AlibabaRow> raw;
   std::unordered_map<int64_t, size_t> index;  // chat_id -> its request (line order)
   TextLines lines(text);
   std::string_view line;
   while (lines.next(&line)) {
     std::string where = fmt::format("{}:{}", name, lines.line_no());
     SIM_RETURN_IF_ERROR(check_trace_line(line, where, "request"));
-    RawRequest r;
-    SIM_RETURN_IF_ERROR(parse_line(line, where, r));
+    AlibabaRow r;
+    SIM_RETURN_IF_ERROR(parse_alibaba_line(line, where, r));
     r.line = static_cast<int64_t>(lines.line_no());
     auto [it, inserted] = index.emplace(r.chat_id, raw.size());
     if (!inserted) {
@@ -185,7 +184,7 @@ StatusOr<RequestTrace> parse_alibaba(const std::string& text, const std::string&
   std::vector<int> session_size;
   SessionBlocks blocks;
   for (size_t i : order) {
-    const RawRequest& r = raw[i];
+    const AlibabaRow& r = raw[i];
     if (session_of[r.root] < 0) {
       session_of[r.root] = static_cast<int>(session_size.size());
       session_root.push_back(blocks.add_root());

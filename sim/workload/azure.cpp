@@ -15,7 +15,6 @@ namespace sim::workload {
 namespace {
 
 constexpr const char* kHeader = "TIMESTAMP,ContextTokens,GeneratedTokens";
-constexpr int64_t kMaxTokens = 2147483647;
 
 // A calendar time as whole seconds since 1970-01-01 00:00:00 plus nanoseconds.
 struct Instant {
@@ -84,11 +83,11 @@ std::optional<Instant> parse_time(std::string_view s) {
   return t;
 }
 
-// Parses a token count: digits only, in [1, kMaxTokens]; -1 when it is not one.
+// Parses a token count: digits only, in [1, kMaxTraceTokens]; -1 when it is not one.
 int64_t parse_tokens(std::string_view s) {
   if (s.empty() || s.size() > 12) return -1;
   int64_t v = digits(s, 0, s.size());
-  return v < 1 || v > kMaxTokens ? -1 : v;
+  return v < 1 || v > kMaxTraceTokens ? -1 : v;
 }
 
 Status parse_row(std::string_view line, const std::string& where, Row& out) {
@@ -118,7 +117,7 @@ Status parse_row(std::string_view line, const std::string& where, Row& out) {
     *values[k] = parse_tokens(fields[static_cast<size_t>(k) + 1]);
     if (*values[k] < 0) {
       return Status::error(fmt::format("{}: {}: expected an integer in [1, {}], got {}", where, names[k],
-                                       kMaxTokens, quoted(fields[static_cast<size_t>(k) + 1])));
+                                       kMaxTraceTokens, quoted(fields[static_cast<size_t>(k) + 1])));
     }
   }
   return Status::ok();

@@ -14,9 +14,7 @@ namespace sim::workload {
 
 namespace {
 
-constexpr int64_t kMaxTokens = 2147483647;  // lengths are int32 in the format's producers
-
-struct RawRequest {
+struct MooncakeRow {
   int64_t timestamp_ms = 0;
   int64_t input = 0;
   int64_t output = 0;
@@ -40,7 +38,7 @@ std::string position(int64_t pred) {
   return pred < 0 ? "first" : fmt::format("after block {}", pred);
 }
 
-Status parse_line(std::string_view line, const std::string& where, RawRequest& out) {
+Status parse_mooncake_line(std::string_view line, const std::string& where, MooncakeRow& out) {
   nlohmann::json j;
   SIM_RETURN_IF_ERROR(parse_json_line(line, where, &j));
   if (!j.is_object()) {
@@ -51,8 +49,8 @@ Status parse_line(std::string_view line, const std::string& where, RawRequest& o
   }
   config::JsonReader r(j, where, "");
   out.timestamp_ms = r.integer("timestamp", std::nullopt, 0);
-  out.input = r.integer("input_length", std::nullopt, 1, kMaxTokens);
-  out.output = r.integer("output_length", std::nullopt, 1, kMaxTokens);
+  out.input = r.integer("input_length", std::nullopt, 1, kMaxTraceTokens);
+  out.output = r.integer("output_length", std::nullopt, 1, kMaxTraceTokens);
   const nlohmann::json* ids = r.raw("hash_ids");
   if (r.ok() && (ids == nullptr || !ids->is_array())) r.fail("hash_ids", "an array of block ids", ids);
   SIM_RETURN_IF_ERROR(r.finish());
@@ -61,7 +59,7 @@ Status parse_line(std::string_view line, const std::string& where, RawRequest& o
 
 // Records the blocks of request `r` (line `line_no`): checks prefix consistency and counts, for every
 // block, the distinct full blocks that follow it.
-Status record_blocks(const RawRequest& r, size_t line_no, const std::string& where,
+Status record_blocks(const MooncakeRow& r, size_t line_no, const std::string& where,
                      std::unordered_map<int64_t, Block>& blocks) {
   for (size_t k = 0; k < r.ids.size(); ++k) {
     int64_t pred = k == 0 ? -1 : r.ids[k - 1];
@@ -86,7 +84,7 @@ Status record_blocks(const RawRequest& r, size_t line_no, const std::string& whe
 
 // Arrival times in seconds for `raw` taken in `order` (sorted by timestamp), spreading shared
 // timestamps when `spread` (see mooncake.h).
-std::vector<double> arrivals(const std::vector<RawRequest>& raw, const std::vector<size_t>& order,
+std::vector<double> arrivals(const std::vector<MooncakeRow>& raw, const std::vector<size_t>& order,
                              bool spread) {
   size_t n = order.size();
   int64_t first = raw[order.front()].timestamp_ms;
@@ -122,15 +120,15 @@ StatusOr<RequestTrace> parse_mooncake(const std::string& text, const std::string
   }
   if (text.empty()) return Status::error(fmt::format("{}: empty file: expected one request per line", name));
 
-  std::vector<RawRequest> raw;
+  std::vector<MooncakeRow> raw;
   std::unordered_map<int64_t, Block> blocks;
   TextLines lines(text);
   std::string_view line;
   while (lines.next(&line)) {
     std::string where = fmt::format("{}:{}", name, lines.line_no());
     SIM_RETURN_IF_ERROR(check_trace_line(line, where, "request"));
-    RawRequest r;
-    SIM_RETURN_IF_ERROR(parse_line(line, where, r));
+    MooncakeRow r;
+    SIM_RETURN_IF_ERROR(parse_mooncake_line(line, where, r));
     SIM_RETURN_IF_ERROR(record_blocks(r, lines.line_no(), where, blocks));
     r.line = static_cast<int64_t>(lines.line_no());
     raw.push_back(std::move(r));
@@ -151,7 +149,7 @@ StatusOr<RequestTrace> parse_mooncake(const std::string& text, const std::string
   out.requests.reserve(raw.size());
   std::vector<int> session_size;
   for (size_t i = 0; i < order.size(); ++i) {
-    const RawRequest& r = raw[order[i]];
+    const MooncakeRow& r = raw[order[i]];
     // Hit: the longest persisted prefix of the blocks. Parent: the latest eligible earlier request
     // whose last full block is one of ours (by prefix consistency its full blocks are then our prefix).
     size_t persisted = 0;

@@ -21,6 +21,9 @@
 
 namespace sim::workload {
 
+// The largest token count a trace may give: the public traces' producers write lengths as int32.
+inline constexpr int64_t kMaxTraceTokens = 2147483647;
+
 struct TraceRequest {
   double arrival_s = 0;       // seconds from the trace's earliest request
   int session = 0;            // 0 .. RequestTrace::sessions - 1
