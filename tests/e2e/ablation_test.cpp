@@ -11,7 +11,7 @@
 
 namespace {
 
-const std::string kCase = e2e::case_file("props_ds27b.json");
+const std::string kAblationCase = e2e::case_file("props_ds27b.json");
 const std::vector<std::string> kSmall = {"cluster.decode_nodes=2", "workload.max_turns=4"};
 
 }  // namespace
@@ -22,7 +22,7 @@ TEST_CASE("Ablation: five steps and two definitions -> each step's JCT is a dpsi
   const auto out = s.dir / "abl";
   const auto log = s.dir / "abl.log";
   std::string cmd = e2e::timeout_prefix(120) + e2e::shell_quoted(DPSIM_BINARY) + " ablation " +
-                    e2e::shell_quoted(kCase) + " --agents 16,32 --jobs 2 --out " +
+                    e2e::shell_quoted(kAblationCase) + " --agents 16,32 --jobs 2 --out " +
                     e2e::shell_quoted(out.string());
   for (const auto& set : kSmall) cmd += " --set " + set;
   REQUIRE(e2e::shell(cmd + " >" + e2e::shell_quoted(log.string()) + " 2>&1") == 0);
@@ -55,7 +55,7 @@ TEST_CASE("Ablation: five steps and two definitions -> each step's JCT is a dpsi
       std::vector<std::string> sets = kSmall;
       sets.push_back("workload.agents=" + std::to_string(agents));
       for (const auto& t : toggles.at(step)) sets.push_back(t);
-      const nlohmann::json direct = e2e::run_ok(kCase, sets);
+      const nlohmann::json direct = e2e::run_ok(kAblationCase, sets);
       CHECK(r.at("jct_s").get<double>() == direct.at("summary").at("jct_s").get<double>());
       CHECK(r.at("complete").get<bool>());
       CHECK(direct.at("scenario").at("policy").at("read_path") == (step == "basic" || step == "layerwise"
@@ -76,7 +76,7 @@ TEST_CASE("Read path alternate: 1P2D -> two of every three requests with a hit r
   auto sides = [&](const std::string& policy) {
     std::vector<std::string> sets = kSmall;
     sets.insert(sets.end(), {"workload.agents=16", "policy.read_path=" + policy, "outputs.requests=" + csv});
-    e2e::run_ok(kCase, sets);
+    e2e::run_ok(kAblationCase, sets);
     const auto rows = e2e::read_csv(csv);
     REQUIRE(rows.at(0).at(15) == "read_path");
     std::map<std::string, int> n;

@@ -15,7 +15,7 @@
 
 namespace {
 
-const std::string kScenario = e2e::repo_file("scenarios/public/alibaba-sample.json");
+const std::string kAlibabaScenario = e2e::repo_file("scenarios/public/alibaba-sample.json");
 const std::string kSample = e2e::repo_file("traces/synthetic/alibaba-sample.jsonl");
 
 // Totals a replay of the sample must show: make_alibaba_sample.py's brute-force count (traces/README.md),
@@ -67,9 +67,7 @@ Totals recount(const std::string& path) {
   return t;
 }
 
-double num(const nlohmann::json& r, const char* key) {
-  return r.at("summary").at(key).get<double>();
-}
+using e2e::num;
 
 void check_replay(const nlohmann::json& r) {
   CHECK(num(r, "turns_completed") == kRequests);
@@ -97,7 +95,7 @@ TEST_CASE("Alibaba sample: the recount from the raw lines -> the generator's tot
 
 TEST_CASE("Alibaba sample: online replay -> every request completes with the sessions' prefix hits",
           "[e2e]") {
-  const auto r = e2e::run_ok(kScenario, {"sim.progress=false"}, 120);
+  const auto r = e2e::run_ok(kAlibabaScenario, {"sim.progress=false"}, 120);
   CHECK(r.at("scenario").at("workload").at("mode") == "online");
   check_replay(r);
 }
@@ -123,7 +121,7 @@ std::map<std::pair<int, int>, Issue> issues_of(const std::string& csv) {
 TEST_CASE("Alibaba sample: offline replay -> the same requests and hits, in a closed loop", "[e2e]") {
   e2e::Scratch scratch;
   const std::string csv = (scratch.dir / "turns.csv").string();
-  const auto r = e2e::run_ok(kScenario, {"workload.mode=offline", "outputs.requests=" + csv}, 120);
+  const auto r = e2e::run_ok(kAlibabaScenario, {"workload.mode=offline", "outputs.requests=" + csv}, 120);
   CHECK(r.at("scenario").at("workload").at("mode") == "offline");
   CHECK(num(r, "turns_completed") == kRequests);
   CHECK(num(r, "agents") == kSessions);
@@ -176,7 +174,7 @@ TEST_CASE("Alibaba replay, closed loop: a lone session on an idle cluster -> iss
   const double at[] = {0, 30, 45, 100};
   for (const char* mode : {"offline", "online"}) {
     INFO(mode);
-    e2e::run_ok(kScenario,
+    e2e::run_ok(kAlibabaScenario,
                 {std::string("workload.mode=") + mode, "workload.trace=" + trace, "outputs.requests=" + csv});
     const auto turns = issues_of(csv);
     REQUIRE(turns.size() == 4);
@@ -192,7 +190,7 @@ TEST_CASE("Alibaba replay, closed loop: a lone session on an idle cluster -> iss
 TEST_CASE("Alibaba trace: a parent_chat_id of no line -> exit 2 naming the file, the line and the field",
           "[e2e]") {
   const std::string bad = e2e::repo_file("tests/bad_inputs/files/alibaba_unknown_parent.jsonl");
-  const e2e::Run run = e2e::run_dpsim(kScenario, {"workload.trace=" + bad});
+  const e2e::Run run = e2e::run_dpsim(kAlibabaScenario, {"workload.trace=" + bad});
   INFO(run.command << "\nstderr: " << run.stderr_text);
   CHECK(run.exit_code == 2);
   CHECK(run.result.is_null());

@@ -10,7 +10,7 @@
 
 namespace {
 
-const std::string kCase = e2e::case_file("online_1p1d.json");
+const std::string kAutoscaleCase = e2e::case_file("online_1p1d.json");
 const std::vector<std::string> kOverloaded = {"cluster.decode_nodes=3", "workload.aps=20", "slo.ttft_s=0.2",
                                               "control.autoscale.interval_s=2",
                                               "control.autoscale.min_interval_s=5"};
@@ -26,7 +26,7 @@ TEST_CASE(
   auto sets = kOverloaded;
   sets.push_back("control.autoscale.policy=slo");
   sets.push_back("outputs.requests=" + records);
-  const auto j = e2e::run_ok(kCase, sets);
+  const auto j = e2e::run_ok(kAutoscaleCase, sets);
   const auto& as = j.at("summary").at("autoscale");
   const auto& actions = as.at("actions");
   REQUIRE(actions.size() >= 1);
@@ -74,7 +74,7 @@ TEST_CASE(
 }
 
 TEST_CASE("Autoscale: off (the default) converts nothing and reports nothing", "[e2e]") {
-  const auto j = e2e::run_ok(kCase, kOverloaded);
+  const auto j = e2e::run_ok(kAutoscaleCase, kOverloaded);
   CHECK_FALSE(j.at("summary").contains("autoscale"));
   CHECK_FALSE(j.at("summary").contains("roles"));
   // On, but with a relax so small that no side counts as relaxed (TPOT is never below 1e-6 x 50 ms): the
@@ -82,7 +82,7 @@ TEST_CASE("Autoscale: off (the default) converts nothing and reports nothing", "
   auto sets = kOverloaded;
   sets.push_back("control.autoscale.policy=slo");
   sets.push_back("control.autoscale.relax=1e-6");
-  const auto k = e2e::run_ok(kCase, sets);
+  const auto k = e2e::run_ok(kAutoscaleCase, sets);
   CHECK(k.at("summary").at("autoscale").at("actions").empty());
   CHECK(k.at("summary").at("autoscale").at("ticks").get<int>() > 0);
 }

@@ -19,7 +19,7 @@ namespace {
 // and the kernel-rate compute model, the read path's shorter-queue choice evens the whole run's SNIC bytes
 // under either scheduler: max/min 1.055 against 1.024, while the windowed ratio still separates them,
 // 1.29 against 1.16. At 64 agents: 1.157 against 1.070, and 1.58 against 1.24.)
-const std::string kCase = e2e::case_file("balance_1p2d.json");
+const std::string kBalanceCase = e2e::case_file("balance_1p2d.json");
 
 double snic_max_avg(const nlohmann::json& r) {
   return r.at("balance").at("snic_max_avg").get<double>();
@@ -28,7 +28,7 @@ double snic_max_avg(const nlohmann::json& r) {
 nlohmann::json run_with(const std::string& scheduler) {
   // run_ok also checks every turn completed (summary.turns_completed == turns_total) and the byte
   // invariants; the explicit checks below repeat the completion one for this test's claim.
-  auto r = e2e::run_ok(kCase, {"policy.scheduler=" + scheduler}, 60);
+  auto r = e2e::run_ok(kBalanceCase, {"policy.scheduler=" + scheduler}, 60);
   CHECK(r.at("complete").get<bool>());
   CHECK(r.at("summary").at("turns_completed") == r.at("summary").at("turns_total"));
   // 32 agents replay the trajectories (8 turns); the other 32 open with a synthetic round (traces/README.md).

@@ -15,7 +15,7 @@
 
 namespace {
 
-const std::string kCase = e2e::case_file("io_1p1d.json");
+const std::string kCalibrateCase = e2e::case_file("io_1p1d.json");
 
 std::string calibrate_cmd(const std::string& args, const std::filesystem::path& log) {
   return e2e::timeout_prefix(120) + e2e::shell_quoted(DPSIM_BINARY) + " calibrate " + args + " >" +
@@ -36,9 +36,9 @@ std::string engine_at(const std::filesystem::path& dir, double efficiency, doubl
 }
 
 // The JCT of io_1p1d.json with `engine` and Full Blocks of `block` tokens.
-double jct(const std::string& engine, int block) {
-  const nlohmann::json r =
-      e2e::run_ok(kCase, {"engine=" + engine, "policy.persist_block_tokens=" + std::to_string(block)});
+double engine_jct(const std::string& engine, int block) {
+  const nlohmann::json r = e2e::run_ok(
+      kCalibrateCase, {"engine=" + engine, "policy.persist_block_tokens=" + std::to_string(block)});
   return r.at("summary").at("jct_s").get<double>();
 }
 
@@ -47,8 +47,8 @@ std::string spec_head(const std::string& name) {
   return "{\"name\": \"" + name + "\", \"engine\": \"" + kEngine + "\", ";
 }
 
-std::string point(const std::string& name, int block, double measured) {
-  return "{\"name\": \"" + name + "\", \"scenario\": \"" + kCase +
+std::string spec_point(const std::string& name, int block, double measured) {
+  return "{\"name\": \"" + name + "\", \"scenario\": \"" + kCalibrateCase +
          "\", \"sets\": [\"policy.persist_block_tokens=" + std::to_string(block) +
          "\"], \"quantity\": \"summary.jct_s\", \"measured\": " + std::to_string(measured) +
          ", \"tolerance\": 0.01}";
@@ -68,8 +68,8 @@ TEST_CASE("Calibrate: JCTs dpsim measured at known storage values -> both values
   const std::string measured = engine_at(s.dir, 0.6, 1e-3);
   const std::string spec = (s.dir / "spec.json").string();
   std::ofstream(spec) << spec_head("io") << "\"parameters\": " << kTwoParameters << ", \"points\": ["
-                      << point("small", 4, jct(measured, 4)) << ", " << point("large", 64, jct(measured, 64))
-                      << "]}";
+                      << spec_point("small", 4, engine_jct(measured, 4)) << ", "
+                      << spec_point("large", 64, engine_jct(measured, 64)) << "]}";
   const auto out = s.dir / "out";
   const int code =
       e2e::shell(calibrate_cmd(e2e::shell_quoted(spec) + " --jobs 2 --out " + e2e::shell_quoted(out.string()),
@@ -89,7 +89,7 @@ TEST_CASE("Calibrate: JCTs dpsim measured at known storage values -> both values
   CHECK(e2e::read_json(calibrated).at("sources").contains("storage.request_overhead_s"));
   for (const auto& p : c.at("points")) {
     const int block = p.at("name") == "small" ? 4 : 64;
-    CHECK(jct(calibrated, block) == Approx(p.at("measured").get<double>()).epsilon(0.01));
+    CHECK(engine_jct(calibrated, block) == Approx(p.at("measured").get<double>()).epsilon(0.01));
   }
   // A rerun reuses every run.
   REQUIRE(e2e::shell(calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(out.string()),
@@ -148,7 +148,7 @@ TEST_CASE("Calibrate: one scenario measured at two different JCTs -> residuals r
   std::ofstream(spec) << spec_head("contradiction")
                       << R"("parameters": [{"key": "storage.efficiency", "lower": 0.3,
       "upper": 1.0}], "points": [)"
-                      << point("fast", 64, 3.0) << ", " << point("slow", 64, 4.0) << "]}";
+                      << spec_point("fast", 64, 3.0) << ", " << spec_point("slow", 64, 4.0) << "]}";
   const auto out = s.dir / "out";
   const int code =
       e2e::shell(calibrate_cmd(e2e::shell_quoted(spec) + " --jobs 2 --out " + e2e::shell_quoted(out.string()),
@@ -177,7 +177,7 @@ TEST_CASE("Calibrate: --emit-jobs rounds run by hand -> the same fit as a calibr
   std::ofstream(spec)
       << spec_head("emit")
       << "\"parameters\": [{\"key\": \"storage.efficiency\", \"lower\": 0.3, \"upper\": 1.0}], "
-      << "\"points\": [" << point("large", 64, jct(measured, 64)) << "]}";
+      << "\"points\": [" << spec_point("large", 64, engine_jct(measured, 64)) << "]}";
   const auto direct = s.dir / "direct", rounds = s.dir / "rounds";
   const auto jobs = s.dir / "jobs.sh";
   REQUIRE(e2e::shell(calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(direct.string()),
@@ -208,7 +208,7 @@ TEST_CASE("Calibrate: a bad spec -> exit 2, one line naming the spec and the fie
   std::ofstream(spec) << R"({"parameters": [{"key": "storage.efficiency", "lower": 0.3, "upper": 1.0},
       {"key": "storage.request_overhead_s", "lower": 0, "upper": 1e-3}, {"key": "snic.bw_Bps", "lower": 1e9,
       "upper": 1e10}, {"key": "dram.bw_Bps", "lower": 1e11, "upper": 1e13}], "points": [)"
-                      << point("a", 64, 3) << "]}";
+                      << spec_point("a", 64, 3) << "]}";
   const auto out = s.dir / "out";
   const int code = e2e::shell(
       calibrate_cmd(e2e::shell_quoted(spec) + " --out " + e2e::shell_quoted(out.string()), s.dir / "log"));

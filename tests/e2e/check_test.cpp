@@ -21,12 +21,7 @@ void write_scenario(const std::string& path, const nlohmann::json& expect) {
   std::ofstream(path) << sc.dump(1);
 }
 
-struct Out {
-  int code;
-  std::string text;
-};
-
-Out check(const std::string& scenario, const std::filesystem::path& scratch) {
+e2e::Output check(const std::string& scenario, const std::filesystem::path& scratch) {
   const auto out = scratch / "check.txt";
   const int code = e2e::shell(e2e::timeout_prefix(60) + e2e::shell_quoted(DPSIM_BINARY) + " check " +
                               e2e::shell_quoted(scenario) + " >" + e2e::shell_quoted(out.string()) + " 2>&1");
@@ -43,7 +38,7 @@ TEST_CASE("Check: bands the run meets -> exit 0 with each band's measured value"
     {"key": "resource_classes.prefill.snic.in", "min": 0.001},
     {"key": "summary.jct_s", "ratio": [["policy.read_path=pe"], ["policy.read_path=pe"]], "min": 1, "max": 1}
   ])"));
-  const Out o = check(sc, s.dir);
+  const e2e::Output o = check(sc, s.dir);
   INFO(o.text);
   CHECK(o.code == 0);
   CHECK(o.text.find("all bands hold") != std::string::npos);
@@ -58,7 +53,7 @@ TEST_CASE("Check: a band the run breaks -> exit 1 listing it with measured and e
     {"key": "summary.jct_s", "max": 0.001, "note": "impossible on purpose"},
     {"key": "summary.no_such_key", "min": 0}
   ])"));
-  const Out o = check(sc, s.dir);
+  const e2e::Output o = check(sc, s.dir);
   INFO(o.text);
   CHECK(o.code == 1);
   CHECK(o.text.find("2 broken band(s)") != std::string::npos);
@@ -72,7 +67,7 @@ TEST_CASE("Check: a malformed expect block -> exit 2 naming the JSON path", "[e2
   e2e::Scratch s;
   const std::string sc = (s.dir / "bad.json").string();
   write_scenario(sc, nlohmann::json::parse(R"([{"key": "summary.jct_s", "maximum": 3}])"));
-  const Out o = check(sc, s.dir);
+  const e2e::Output o = check(sc, s.dir);
   INFO(o.text);
   CHECK(o.code == 2);
   CHECK(o.text.find("expect[0]") != std::string::npos);

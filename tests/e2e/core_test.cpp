@@ -18,7 +18,7 @@
 
 namespace {
 
-const std::string kScenario = e2e::case_file("io_1p1d.json");
+const std::string kCoreScenario = e2e::case_file("io_1p1d.json");
 
 struct IoPlatform {
   double kv = 0;   // KV bytes per token (all layers)
@@ -28,7 +28,7 @@ struct IoPlatform {
 };
 
 IoPlatform io_platform() {
-  const auto sc = e2e::read_json(kScenario);
+  const auto sc = e2e::read_json(kCoreScenario);
   const auto model = e2e::read_json(e2e::case_file(sc.at("model")));
   const auto hw = e2e::read_json(e2e::case_file(sc.at("hardware")));
   const auto engine = e2e::read_json(e2e::case_file(sc.at("engine")));
@@ -98,7 +98,7 @@ void check_one_agent_jct(const std::string& read_path) {
   const double storage_s = 20550 * p.kv / p.S;
   REQUIRE(storage_s > 0.8 * expected);
 
-  const auto r = e2e::run_ok(kScenario, {"policy.read_path=" + read_path, "policy.layerwise=false"});
+  const auto r = e2e::run_ok(kCoreScenario, {"policy.read_path=" + read_path, "policy.layerwise=false"});
   const double jct = r.at("summary").at("jct_s").get<double>();
   INFO("read path " << read_path << ": dpsim JCT " << jct << " s, hand-computed " << expected << " s");
   CHECK(jct == Approx(expected).epsilon(0.05));
@@ -134,8 +134,8 @@ TEST_CASE("JCT: 16 agents saturating one SNIC -> JCT = total hit bytes / SNIC ba
   REQUIRE(hit_tokens == 16 * 11760);
   const double bound = hit_tokens * p.kv / p.S;
   for (const std::string path : {"pe", "de"}) {
-    const auto r = e2e::run_ok(kScenario, {"workload.trace=sixteen_agents.jsonl", "workload.agents=16",
-                                           "policy.read_path=" + path, "policy.layerwise=false"});
+    const auto r = e2e::run_ok(kCoreScenario, {"workload.trace=sixteen_agents.jsonl", "workload.agents=16",
+                                               "policy.read_path=" + path, "policy.layerwise=false"});
     const double jct = r.at("summary").at("jct_s").get<double>();
     INFO("read path " << path << ": dpsim JCT " << jct << " s, hit bytes / SNIC bandwidth " << bound << " s");
     CHECK(jct >= bound * (1 - 1e-9));  // no SNIC can beat its line rate
@@ -149,7 +149,7 @@ TEST_CASE("Oracle: reads, H2D/D2H and P->D transfers are free -> no byte on any 
   for (const auto& sets : std::vector<std::vector<std::string>>{
            {"policy.read_path=oracle", "workload.trace=sixteen_agents.jsonl", "workload.agents=16"},
            {"policy.read_path=oracle", "workload.trace=", "workload.agents=8", "workload.max_turns=10"}}) {
-    const auto r = e2e::run_ok(kScenario, sets);
+    const auto r = e2e::run_ok(kCoreScenario, sets);
     INFO("workload " << r.at("scenario").at("workload").dump());
     CHECK(e2e::link_bytes(r, "snic", "", "") == 0);
     CHECK(e2e::link_bytes(r, "cnic", "", "") == 0);

@@ -22,7 +22,7 @@ std::string priced_copy(const e2e::Scratch& dir, const std::string& hw_path, dou
   return out;
 }
 
-double num(const nlohmann::json& j, const char* key) {
+double cost_num(const nlohmann::json& j, const char* key) {
   return j.at(key).get<double>();
 }
 
@@ -54,25 +54,25 @@ TEST_CASE("Cost: 1P1D, 16 agents at 2.5 per node-hour -> summary.cost from the r
 
   // 1P1D: 2 nodes, 5 per hour.
   REQUIRE(nodes_of(r) == 2);
-  CHECK(num(c, "per_node_hour") == kPrice);
+  CHECK(cost_num(c, "per_node_hour") == kPrice);
   CHECK(c.at("nodes").get<int>() == 2);
-  CHECK(num(c, "cluster_per_hour") == 5.0);
+  CHECK(cost_num(c, "cluster_per_hour") == 5.0);
   // Over the JCT, the duration the throughputs use.
-  const double jct = num(s, "jct_s");
+  const double jct = cost_num(s, "jct_s");
   REQUIRE(jct > 0);
   const double run_cost = 5.0 * jct / 3600;
-  CHECK(num(c, "run_cost") == Approx(run_cost).epsilon(1e-12));
+  CHECK(cost_num(c, "run_cost") == Approx(run_cost).epsilon(1e-12));
   // A complete run: the completed turns' tokens are the workload's.
-  const double tokens = num(s, "hit_tokens") + num(s, "miss_tokens") + num(s, "gen_tokens");
-  const double gen = num(s, "gen_tokens");
+  const double tokens = cost_num(s, "hit_tokens") + cost_num(s, "miss_tokens") + cost_num(s, "gen_tokens");
+  const double gen = cost_num(s, "gen_tokens");
   REQUIRE(gen > 0);
-  CHECK(num(c, "per_million_tokens") == Approx(run_cost / (tokens / 1e6)).epsilon(1e-12));
-  CHECK(num(c, "per_million_gen_tokens") == Approx(run_cost / (gen / 1e6)).epsilon(1e-12));
+  CHECK(cost_num(c, "per_million_tokens") == Approx(run_cost / (tokens / 1e6)).epsilon(1e-12));
+  CHECK(cost_num(c, "per_million_gen_tokens") == Approx(run_cost / (gen / 1e6)).epsilon(1e-12));
   // Every agent finished its trajectory: 16 tasks.
   REQUIRE(s.at("agents").get<int>() == 16);
-  CHECK(num(c, "per_agent_task") == Approx(run_cost / 16).epsilon(1e-12));
+  CHECK(cost_num(c, "per_agent_task") == Approx(run_cost / 16).epsilon(1e-12));
   // The same tokens, through the throughput fields (tokens/s over the JCT).
-  CHECK(num(s, "prompt_tokens_per_s") * jct + num(s, "gen_tokens_per_s") * jct ==
+  CHECK(cost_num(s, "prompt_tokens_per_s") * jct + cost_num(s, "gen_tokens_per_s") * jct ==
         Approx(tokens).epsilon(1e-9));
 }
 
@@ -87,25 +87,26 @@ TEST_CASE("Cost: an online run stopped by its time limit -> costs over the turns
   const auto& s = r.at("summary");
   REQUIRE(s.at("stopped_by") == "time_limit");
   REQUIRE_FALSE(r.at("complete").get<bool>());
-  const double done = num(s, "turns_completed"), total = num(s, "turns_total"), agents = num(s, "agents");
+  const double done = cost_num(s, "turns_completed"), total = cost_num(s, "turns_total"),
+               agents = cost_num(s, "agents");
   REQUIRE(done > 0);
   REQUIRE(done < total);
   const auto& c = s.at("cost");
   REQUIRE(c.is_object());
 
   REQUIRE(nodes_of(r) == 2);
-  const double jct = num(s, "jct_s");  // the last completed turn, before the 20 s limit
+  const double jct = cost_num(s, "jct_s");  // the last completed turn, before the 20 s limit
   REQUIRE(jct > 0);
   REQUIRE(jct <= 20);
   const double run_cost = 5.0 * jct / 3600;
-  CHECK(num(c, "run_cost") == Approx(run_cost).epsilon(1e-12));
+  CHECK(cost_num(c, "run_cost") == Approx(run_cost).epsilon(1e-12));
   // The completed turns' tokens: the throughputs times the JCT (summary.hit_tokens etc. are the workload's).
-  const double prompt = num(s, "prompt_tokens_per_s") * jct, gen = num(s, "gen_tokens_per_s") * jct;
+  const double prompt = cost_num(s, "prompt_tokens_per_s") * jct, gen = cost_num(s, "gen_tokens_per_s") * jct;
   REQUIRE(gen > 0);
-  CHECK(num(c, "per_million_tokens") == Approx(run_cost / ((prompt + gen) / 1e6)).epsilon(1e-9));
-  CHECK(num(c, "per_million_gen_tokens") == Approx(run_cost / (gen / 1e6)).epsilon(1e-9));
+  CHECK(cost_num(c, "per_million_tokens") == Approx(run_cost / ((prompt + gen) / 1e6)).epsilon(1e-9));
+  CHECK(cost_num(c, "per_million_gen_tokens") == Approx(run_cost / (gen / 1e6)).epsilon(1e-9));
   // Agent tasks done: the completed turns over the mean turns of one trajectory.
   const double tasks = done / (total / agents);
   CHECK(tasks < agents);
-  CHECK(num(c, "per_agent_task") == Approx(run_cost / tasks).epsilon(1e-12));
+  CHECK(cost_num(c, "per_agent_task") == Approx(run_cost / tasks).epsilon(1e-12));
 }

@@ -8,9 +8,7 @@
 
 namespace {
 
-double num(const nlohmann::json& r, const char* key) {
-  return r.at("summary").at(key).get<double>();
-}
+using e2e::num;
 
 }  // namespace
 

@@ -16,7 +16,7 @@
 
 namespace {
 
-const std::string kCase = e2e::case_file("io_1p1d.json");
+const std::string kDramTierCase = e2e::case_file("io_1p1d.json");
 
 double snic_in(const nlohmann::json& j, int node) {
   for (const auto& e : j.at("resources").at("snic"))
@@ -25,21 +25,21 @@ double snic_in(const nlohmann::json& j, int node) {
   return 0;
 }
 
-nlohmann::json run(const std::string& read_path, const std::string& dram_bytes) {
-  return e2e::run_ok(kCase, {"policy.read_path=" + read_path, "cache.dram_bytes=" + dram_bytes});
+nlohmann::json run_dram_tier(const std::string& read_path, const std::string& dram_bytes) {
+  return e2e::run_ok(kDramTierCase, {"policy.read_path=" + read_path, "cache.dram_bytes=" + dram_bytes});
 }
 
 }  // namespace
 
 TEST_CASE("DRAM tier: Basic reads through the PE node only what its tier lacks", "[e2e]") {
-  const auto all = run("pe", "1e12");
+  const auto all = run_dram_tier("pe", "1e12");
   CHECK(snic_in(all, 0) == Approx(8250e6));
   CHECK(snic_in(all, 1) == 0);
   const auto& t = all.at("summary").at("dram_tier");
   CHECK(t.at("snic_bytes_saved").get<double>() == Approx(12300e6));  // 20,550 - 8,250
   CHECK(t.at("hit_rate").get<double>() == Approx(12300.0 / 20550));
   CHECK(t.at("evicted_bytes").get<double>() == 0);
-  const auto small = run("pe", "6e9");
+  const auto small = run_dram_tier("pe", "6e9");
   CHECK(snic_in(small, 0) == Approx(9498e6));
   // Evicted: the PE tier 1,248 + 2,298; the DE tier 1,248 + 2,298 + 2,818.
   CHECK(small.at("summary").at("dram_tier").at("evicted_bytes").get<double>() == Approx(9910e6));
@@ -48,18 +48,18 @@ TEST_CASE("DRAM tier: Basic reads through the PE node only what its tier lacks",
 }
 
 TEST_CASE("DRAM tier: the DE read path finds the whole context in the DE node's DRAM", "[e2e]") {
-  CHECK(snic_in(run("de", "1e12"), 1) == 0);
-  CHECK(snic_in(run("de", "6e9"), 1) == Approx(3546e6));
+  CHECK(snic_in(run_dram_tier("de", "1e12"), 1) == 0);
+  CHECK(snic_in(run_dram_tier("de", "6e9"), 1) == Approx(3546e6));
 }
 
 TEST_CASE("DRAM tier: dualpath prefers the side that holds the prefix", "[e2e]") {
-  const auto tier = run("dualpath", "1e12");
+  const auto tier = run_dram_tier("dualpath", "1e12");
   CHECK(snic_in(tier, 0) == 0);
   CHECK(snic_in(tier, 1) == 0);
   CHECK(tier.at("summary").at("dram_tier").at("hit_rate").get<double>() == 1.0);
-  CHECK(snic_in(run("dualpath", "6e9"), 1) == Approx(3546e6));
+  CHECK(snic_in(run_dram_tier("dualpath", "6e9"), 1) == Approx(3546e6));
   // Without a tier the queues tie at every turn and the PE side reads everything.
-  const auto none = e2e::run_ok(kCase, {"policy.read_path=dualpath"});
+  const auto none = e2e::run_ok(kDramTierCase, {"policy.read_path=dualpath"});
   CHECK(snic_in(none, 0) == Approx(20550e6));
   CHECK(none.at("summary").at("dram_tier").is_null());
 }

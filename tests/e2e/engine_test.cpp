@@ -12,7 +12,7 @@
 
 namespace {
 
-const std::string kIo = e2e::case_file("io_1p1d.json");
+const std::string kEngineIo = e2e::case_file("io_1p1d.json");
 
 // The request records of a run of `scenario` with `sets` (outputs.requests to a scratch file), by column.
 struct Records {
@@ -65,10 +65,10 @@ TEST_CASE(
   // every step, fails.
   const double tau = io_step_s();
   const std::vector<double> gens = io_gens();
-  const Records plain = records(kIo, {});
+  const Records plain = records(kEngineIo, {});
   const Records mtp = records(
-      kIo, {"engine_overrides.decode.mtp.draft_tokens=1", "engine_overrides.decode.mtp.acceptance=0.5",
-            "engine_overrides.decode.mtp.module_layers=1"});
+      kEngineIo, {"engine_overrides.decode.mtp.draft_tokens=1", "engine_overrides.decode.mtp.acceptance=0.5",
+                  "engine_overrides.decode.mtp.module_layers=1"});
   REQUIRE(plain.rows.size() == gens.size());
   REQUIRE(mtp.rows.size() == gens.size());
   for (size_t i = 0; i < gens.size(); ++i) {
@@ -87,9 +87,9 @@ TEST_CASE("CPU time: engine_overrides by --set -> 2 ms per decode step, 10 ms pe
   // prefill is one pass (one agent, negligible compute) that waits 10 ms more with prefill.cpu_s = 0.01.
   const std::vector<double> gens = io_gens();
   nlohmann::json base_r, cpu_r;
-  const Records base = records(kIo, {}, &base_r);
-  const Records cpu =
-      records(kIo, {"engine_overrides.decode.cpu_s=0.002", "engine_overrides.prefill.cpu_s=0.01"}, &cpu_r);
+  const Records base = records(kEngineIo, {}, &base_r);
+  const Records cpu = records(
+      kEngineIo, {"engine_overrides.decode.cpu_s=0.002", "engine_overrides.prefill.cpu_s=0.01"}, &cpu_r);
   CHECK(cpu_r.at("scenario").at("engine_overrides").at("decode").at("cpu_s") == 0.002);
   double steps = 0;
   for (size_t i = 0; i < gens.size(); ++i) {

@@ -8,14 +8,14 @@
 
 namespace {
 
-const std::string kCase = e2e::case_file("io_1p1d.json");
+const std::string kEventsCase = e2e::case_file("io_1p1d.json");
 
 // Turn 1's read (start, end) from the per-turn records of a run with `sets`.
 std::pair<double, double> turn1_read(std::vector<std::string> sets) {
   e2e::Scratch tmp;
   const std::string records = (tmp.dir / "r.csv").string();
   sets.push_back("outputs.requests=" + records);
-  e2e::run_ok(kCase, sets);
+  e2e::run_ok(kEventsCase, sets);
   const auto rows = e2e::read_csv(records);
   REQUIRE(rows.size() == 5);  // header + 4 turns
   REQUIRE(rows[0][3] == "read_start_s");
@@ -51,7 +51,7 @@ TEST_CASE("Events: the results and the timeline say what each event did, an empt
           "[e2e]") {
   e2e::Scratch tmp;
   const std::string tl = (tmp.dir / "tl.json").string();
-  const auto j = e2e::run_ok(kCase, {degrade(0.2, 0.4, "\"factor\":0.25"), "outputs.timeline=" + tl});
+  const auto j = e2e::run_ok(kEventsCase, {degrade(0.2, 0.4, "\"factor\":0.25"), "outputs.timeline=" + tl});
   const nlohmann::json trace = e2e::read_json(tl);
   int spans = 0;
   for (const auto& ev : trace.at("traceEvents"))
@@ -67,10 +67,10 @@ TEST_CASE("Events: the results and the timeline say what each event did, an empt
   CHECK(e.at("applied_at_s").get<double>() == Approx(0.2));
   CHECK(e.at("restored_at_s").get<double>() == Approx(0.4));
   // An event after the run's end never acts.
-  const auto late = e2e::run_ok(kCase, {degrade(1000, 2000, "\"factor\":0.5")});
+  const auto late = e2e::run_ok(kEventsCase, {degrade(1000, 2000, "\"factor\":0.5")});
   CHECK(late.at("events")[0].at("applied_at_s").is_null());
-  auto a = e2e::run_ok(kCase);
-  auto b = e2e::run_ok(kCase, {"events=[]"});
+  auto a = e2e::run_ok(kEventsCase);
+  auto b = e2e::run_ok(kEventsCase, {"events=[]"});
   CHECK_FALSE(b.contains("events"));
   a.erase("run_info");
   b.erase("run_info");

@@ -25,7 +25,7 @@
 
 namespace {
 
-const std::string kScenario = e2e::case_file("fidelity_2p4d.json");
+const std::string kFidelityScenario = e2e::case_file("fidelity_2p4d.json");
 constexpr double kTolerance = 0.03;
 constexpr double kTimeout = 300;     // the finest run takes ~7 s alone on 2 cores; allow for a loaded machine
 constexpr double kBusyClass = 0.05;  // classes below this utilisation in the finest runs are not compared
@@ -49,7 +49,7 @@ Means run_ensemble(const std::filesystem::path& dir, const std::vector<std::stri
     std::ofstream(path) << h.dump();
     std::vector<std::string> s = sets;
     s.push_back("hardware=" + path.string());
-    const auto r = e2e::run_ok(kScenario, s, kTimeout);
+    const auto r = e2e::run_ok(kFidelityScenario, s, kTimeout);
     m.jct += r["summary"]["jct_s"].get<double>() / kCnicBps.size();
     for (const auto& [cls, u] : r["resource_classes"].items())
       m.classes[cls] += u.get<double>() / kCnicBps.size();

@@ -12,19 +12,14 @@
 
 namespace {
 
-const std::string kIo = e2e::case_file("io_1p1d.json");
+const std::string kNodeFailureIo = e2e::case_file("io_1p1d.json");
 const std::string kEp = e2e::case_file("ep_2p1d.json");
 
 std::string node_event(const std::string& kind, double at, const std::string& nodes) {
   return "{\"kind\":\"" + kind + "\",\"at_s\":" + std::to_string(at) + ",\"nodes\":" + nodes + "}";
 }
 
-double snic(const nlohmann::json& j, int node, const std::string& dir) {
-  for (const auto& l : j.at("resources").at("snic"))
-    if (l.at("node") == node && l.at("direction") == dir) return l.at("bytes").get<double>();
-  FAIL("no snic " << dir << " on node " << node);
-  return -1;
-}
+using e2e::snic;
 
 // The per-turn records, keyed by (agent, turn); REQUIREs that no turn is recorded twice.
 std::map<std::pair<int, int>, std::vector<std::string>> turns_once(const std::string& csv) {
@@ -84,15 +79,15 @@ TEST_CASE("Node failure: a prefill node fails while it reads, and the turn reads
   const std::string base_csv = (tmp.dir / "base.csv").string(), csv = (tmp.dir / "r.csv").string();
   // 2P1D: turn 1 goes to PE 1 (node 1) and reads its 5,100 hit tokens there from its issue. Node 1 fails at
   // 0.2 s and is up again at 1.0 s.
-  e2e::run_ok(kIo, {"cluster.prefill_nodes=2", "outputs.requests=" + base_csv});
+  e2e::run_ok(kNodeFailureIo, {"cluster.prefill_nodes=2", "outputs.requests=" + base_csv});
   const auto base = turns_once(base_csv);
   REQUIRE(base.at({0, 1})[17] == "1");
   const double issue1 = std::stod(base.at({0, 1})[2]);
   REQUIRE(issue1 < 0.2);
-  const auto j = e2e::run_ok(
-      kIo, {"cluster.prefill_nodes=2",
-            "events=[" + node_event("node_down", 0.2, "[1]") + "," + node_event("node_up", 1.0, "[1]") + "]",
-            "outputs.requests=" + csv});
+  const auto j = e2e::run_ok(kNodeFailureIo, {"cluster.prefill_nodes=2",
+                                              "events=[" + node_event("node_down", 0.2, "[1]") + "," +
+                                                  node_event("node_up", 1.0, "[1]") + "]",
+                                              "outputs.requests=" + csv});
   const auto rec = turns_once(csv);
   REQUIRE(rec.size() == 4);
   // The lost read had run from the issue to 0.2 s at the SNIC's 10 GB/s.
@@ -135,11 +130,11 @@ TEST_CASE("Node failure: a decode node fails mid-decode, and the turn starts ove
   // fails at 0.03 s: the turn is issued again at once and runs as before on node 2, so every later time
   // moves by 0.03 s, and the 5 GB of its appended KV on its way to storage are lost.
   const std::string base_csv = (tmp.dir / "base.csv").string();
-  const auto base = e2e::run_ok(kIo, {"cluster.decode_nodes=2", "outputs.requests=" + base_csv});
+  const auto base = e2e::run_ok(kNodeFailureIo, {"cluster.decode_nodes=2", "outputs.requests=" + base_csv});
   const double first0 = std::stod(turns_once(base_csv).at({0, 0})[7]);
-  const auto j =
-      e2e::run_ok(kIo, {"cluster.decode_nodes=2", "events=[" + node_event("node_down", 0.03, "[1]") + "]",
-                        "outputs.requests=" + csv});
+  const auto j = e2e::run_ok(
+      kNodeFailureIo, {"cluster.decode_nodes=2", "events=[" + node_event("node_down", 0.03, "[1]") + "]",
+                       "outputs.requests=" + csv});
   CHECK(j.at("summary").at("jct_s").get<double>() ==
         Approx(base.at("summary").at("jct_s").get<double>() + 0.03).epsilon(1e-9));
   const auto rec = turns_once(csv);

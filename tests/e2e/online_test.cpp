@@ -18,9 +18,7 @@ namespace {
 const std::string kOnline = e2e::case_file("online_1p1d.json");
 const std::string kReplay = e2e::case_file("replay_1p1d.json");
 
-double num(const nlohmann::json& j, const char* a, const char* b = nullptr) {
-  return b ? j.at("summary").at(a).at(b).get<double>() : j.at("summary").at(a).get<double>();
-}
+using e2e::num;
 
 std::string stopped_by(const nlohmann::json& j) {
   return j.at("summary").at("stopped_by").get<std::string>();

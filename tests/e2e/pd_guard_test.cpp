@@ -14,7 +14,7 @@
 
 namespace {
 
-const std::string kCase = e2e::case_file("io_1p1d.json");
+const std::string kPdGuardCase = e2e::case_file("io_1p1d.json");
 constexpr double kHitBytes = (5100 + 7200 + 8250) * 1e6;
 
 const std::string kEvents =
@@ -26,8 +26,8 @@ const std::string kEvents =
 }  // namespace
 
 TEST_CASE("PdGuard: PE CNIC write degraded below the live range -> hit reads split 2/3 PE, 1/3 DE", "[e2e]") {
-  const auto off = e2e::run_ok(kCase, {kEvents});
-  const auto on = e2e::run_ok(kCase, {kEvents, "policy.pd_guard=on"});
+  const auto off = e2e::run_ok(kPdGuardCase, {kEvents});
+  const auto on = e2e::run_ok(kPdGuardCase, {kEvents, "policy.pd_guard=on"});
 
   // Off: the PE path reads every hit byte through the PE node's SNIC.
   CHECK_THAT(e2e::link_bytes(off, "snic", "prefill", "in"), Catch::Matchers::WithinRel(kHitBytes, 1e-9));
@@ -70,8 +70,8 @@ TEST_CASE("PdGuard: PE CNIC write degraded below the live range -> hit reads spl
 TEST_CASE(
     "PdGuard: inside the live range -> the read-path policy decides alone, and no events means no pd_range",
     "[e2e]") {
-  auto on = e2e::run_ok(kCase, {"policy.pd_guard=on"});
-  auto off = e2e::run_ok(kCase);
+  auto on = e2e::run_ok(kPdGuardCase, {"policy.pd_guard=on"});
+  auto off = e2e::run_ok(kPdGuardCase);
   CHECK_FALSE(off.contains("pd_range"));
   const auto& g = on.at("pd_range").at("guard");
   CHECK(g.at("decisions") == 3);

@@ -15,7 +15,7 @@
 
 namespace {
 
-const std::string kCase = e2e::case_file("cold_start_4p1d.json");
+const std::string kPlanCase = e2e::case_file("cold_start_4p1d.json");
 const std::string kLoad = " --set workload.aps=4 --set workload.agents=120";
 
 std::string dpsim(const std::string& args, const std::filesystem::path& log) {
@@ -33,11 +33,11 @@ TEST_CASE("Plan: online case -> the smallest cluster that a brute-force sweep of
           "[e2e][plan]") {
   e2e::Scratch s;
   const auto plan_dir = s.dir / "plan", sweep_dir = s.dir / "sweep";
-  REQUIRE(e2e::shell(dpsim("plan " + e2e::shell_quoted(kCase) + kLoad + " --max-nodes 6 --jobs 2 --out " +
+  REQUIRE(e2e::shell(dpsim("plan " + e2e::shell_quoted(kPlanCase) + kLoad + " --max-nodes 6 --jobs 2 --out " +
                                e2e::shell_quoted(plan_dir.string()),
                            s.dir / "plan.log")) == 0);
   INFO(e2e::read_text(s.dir / "plan.log"));
-  REQUIRE(e2e::shell(dpsim("sweep " + e2e::shell_quoted(kCase) + kLoad + " --pd " + kGrid +
+  REQUIRE(e2e::shell(dpsim("sweep " + e2e::shell_quoted(kPlanCase) + kLoad + " --pd " + kGrid +
                                " --jobs 2 --out " + e2e::shell_quoted(sweep_dir.string()),
                            s.dir / "sweep.log")) == 0);
   const nlohmann::json plan = e2e::read_json((plan_dir / "plan.json").string());
@@ -88,7 +88,7 @@ TEST_CASE("Plan: online case -> the smallest cluster that a brute-force sweep of
   CHECK(front_min == best_gpus);
 
   // Rerun: every point is reused, nothing runs, the same answer.
-  REQUIRE(e2e::shell(dpsim("plan " + e2e::shell_quoted(kCase) + kLoad + " --max-nodes 6 --out " +
+  REQUIRE(e2e::shell(dpsim("plan " + e2e::shell_quoted(kPlanCase) + kLoad + " --max-nodes 6 --out " +
                                e2e::shell_quoted(plan_dir.string()),
                            s.dir / "plan2.log")) == 0);
   const nlohmann::json again = e2e::read_json((plan_dir / "plan.json").string());
@@ -100,7 +100,7 @@ TEST_CASE("Plan: --emit-jobs rounds run by hand -> the same answer as a plan tha
   e2e::Scratch s;
   const auto dir = s.dir / "plan";
   const auto jobs = s.dir / "jobs.sh";
-  const std::string args = "plan " + e2e::shell_quoted(kCase) + kLoad + " --max-nodes 6 --out " +
+  const std::string args = "plan " + e2e::shell_quoted(kPlanCase) + kLoad + " --max-nodes 6 --out " +
                            e2e::shell_quoted(dir.string()) + " --emit-jobs " +
                            e2e::shell_quoted(jobs.string());
   int rounds = 0;
@@ -116,7 +116,7 @@ TEST_CASE("Plan: --emit-jobs rounds run by hand -> the same answer as a plan tha
   const nlohmann::json plan = e2e::read_json((dir / "plan.json").string());
   REQUIRE(plan.at("recommended").is_object());
   const auto direct = s.dir / "direct";
-  REQUIRE(e2e::shell(dpsim("plan " + e2e::shell_quoted(kCase) + kLoad + " --max-nodes 6 --out " +
+  REQUIRE(e2e::shell(dpsim("plan " + e2e::shell_quoted(kPlanCase) + kLoad + " --max-nodes 6 --out " +
                                e2e::shell_quoted(direct.string()),
                            s.dir / "direct.log")) == 0);
   const nlohmann::json ran = e2e::read_json((direct / "plan.json").string());
@@ -139,7 +139,7 @@ TEST_CASE("Plan: bad arguments -> exit 2 and a message naming them", "[e2e][plan
   };
   for (const auto& b : bad) {
     const auto log = s.dir / "bad.log";
-    const int code = e2e::shell(dpsim("plan " + e2e::shell_quoted(kCase) + " " + b.args + " --out " +
+    const int code = e2e::shell(dpsim("plan " + e2e::shell_quoted(kPlanCase) + " " + b.args + " --out " +
                                           e2e::shell_quoted((s.dir / "p").string()),
                                       log));
     INFO(b.args << ": " << e2e::read_text(log));
@@ -153,9 +153,9 @@ TEST_CASE("Plan: no cluster meets the goal -> exit 1, and latency-bound only whe
   e2e::Scratch s;
   auto plan = [&](const std::string& args, const std::string& name) {
     const auto dir = s.dir / name;
-    const int code = e2e::shell(
-        dpsim("plan " + e2e::shell_quoted(kCase) + " " + args + " --out " + e2e::shell_quoted(dir.string()),
-              s.dir / (name + ".log")));
+    const int code = e2e::shell(dpsim(
+        "plan " + e2e::shell_quoted(kPlanCase) + " " + args + " --out " + e2e::shell_quoted(dir.string()),
+        s.dir / (name + ".log")));
     INFO(e2e::read_text(s.dir / (name + ".log")));
     CHECK(code == 1);
     return e2e::read_json((dir / "plan.json").string());

@@ -9,7 +9,7 @@
 
 namespace {
 
-const std::string kIo = e2e::case_file("io_1p1d.json");
+const std::string kPolicyIo = e2e::case_file("io_1p1d.json");
 const std::string kPaper = e2e::repo_file("scenarios/paper/ds660b-64k.json");
 
 double jct(const nlohmann::json& r) {
@@ -55,7 +55,7 @@ TEST_CASE("Read path: pe -> decode SNICs carry only persistence and de -> prefil
   auto run = [&](const std::string& path) {
     auto s = base;
     s.push_back("policy.read_path=" + path);
-    return e2e::run_ok(kIo, s);
+    return e2e::run_ok(kPolicyIo, s);
   };
   const auto pe = run("pe");
   REQUIRE(snic_bytes(pe, "decode", "in").size() == 2);
@@ -78,8 +78,9 @@ TEST_CASE("Persistence: every appended and generated token's KV is written throu
   // true) and its generated tokens per full block and at the end of the turn, so over a run the decode
   // SNICs' out bytes = (sum of miss + sum of gen tokens) x KV bytes per token, nothing lost at the end.
   for (const bool append : {true, false}) {
-    const auto r = e2e::run_ok(kIo, {"workload.trace=sixteen_agents.jsonl", "workload.agents=16",
-                                     std::string("policy.persist_append=") + (append ? "true" : "false")});
+    const auto r =
+        e2e::run_ok(kPolicyIo, {"workload.trace=sixteen_agents.jsonl", "workload.agents=16",
+                                std::string("policy.persist_append=") + (append ? "true" : "false")});
     const auto& s = r.at("summary");
     const double tokens = (append ? s.at("miss_tokens").get<double>() : 0) + s.at("gen_tokens").get<double>();
     const double expected = tokens * s.at("kv_bytes_per_token").get<double>();
@@ -95,7 +96,7 @@ TEST_CASE("Policies: storage-bound 1P1D -> JCT(oracle) <= JCT(dualpath) <= JCT(p
   auto run = [&](std::vector<std::string> extra) {
     auto s = base;
     s.insert(s.end(), extra.begin(), extra.end());
-    return e2e::run_ok(kIo, s);
+    return e2e::run_ok(kPolicyIo, s);
   };
   const auto oracle = run({"policy.read_path=oracle"});
   const auto dual = run({"policy.read_path=dualpath"});

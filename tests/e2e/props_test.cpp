@@ -14,12 +14,7 @@
 
 namespace {
 
-struct Out {
-  int code;
-  std::string text;
-};
-
-Out props(const std::string& grid, const std::filesystem::path& dir) {
+e2e::Output props(const std::string& grid, const std::filesystem::path& dir) {
   const auto log = dir / "props.txt";
   const std::string cmd = e2e::timeout_prefix(300) + e2e::shell_quoted(DPSIM_BINARY) + " props " +
                           e2e::shell_quoted(grid) + " --jobs 2 --out " +
@@ -51,7 +46,7 @@ std::map<std::string, nlohmann::json> relations(const nlohmann::json& report) {
 
 TEST_CASE("Props: the smoke grid -> every relation holds, and each relation was checked", "[e2e][props]") {
   e2e::Scratch s;
-  const Out o = props(e2e::case_file("props_smoke_grid.json"), s.dir);
+  const e2e::Output o = props(e2e::case_file("props_smoke_grid.json"), s.dir);
   INFO(o.text);
   CHECK(o.code == 0);
   CHECK(o.text.find("every relation holds") != std::string::npos);
@@ -78,7 +73,7 @@ TEST_CASE("Props: runs cut short by a time limit -> exit 1, the relation, the ru
                         {{"name", "cut"}, {"sets", {"policy.read_path=dualpath", "sim.time_limit_s=20"}}}};
     grid["monotone"] = {{"policies", nlohmann::json::array()}};
   });
-  const Out o = props(file, s.dir);
+  const e2e::Output o = props(file, s.dir);
   INFO(o.text);
   CHECK(o.code == 1);
   CHECK(o.text.find("VIOLATION completes: 0 < 1: exit 0, stopped_by \"time_limit\"") != std::string::npos);
@@ -92,7 +87,7 @@ TEST_CASE("Props: a bad grid file -> exit 2 naming the file and the field", "[e2
   e2e::Scratch s;
   const std::string file = one_point_grid(
       s.dir, "bad.json", [](nlohmann::json& grid) { grid["policies"][0]["sets"] = "policy.read_path=pe"; });
-  const Out o = props(file, s.dir);
+  const e2e::Output o = props(file, s.dir);
   INFO(o.text);
   CHECK(o.code == 2);
   CHECK(o.text.find("bad.json: policies[0].sets: expected an array of strings") != std::string::npos);

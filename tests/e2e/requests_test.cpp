@@ -13,7 +13,7 @@
 
 namespace {
 
-const std::string kOnline = e2e::case_file("online_1p1d.json");
+const std::string kRequestsOnline = e2e::case_file("online_1p1d.json");
 
 const std::vector<std::string> kColumns = {"agent",
                                            "turn",
@@ -66,7 +66,7 @@ TEST_CASE("Requests: CSV -> one row per turn, milestones in order, tokens and by
           "[e2e]") {
   e2e::Scratch scratch;
   const std::string path = (scratch.dir / "turns.csv").string();
-  const auto res = e2e::run_ok(kOnline, {"workload.aps=1", "outputs.requests=" + path});
+  const auto res = e2e::run_ok(kRequestsOnline, {"workload.aps=1", "outputs.requests=" + path});
   const auto& s = res.at("summary");
   const auto rows = read_csv(path);
   REQUIRE(static_cast<int64_t>(rows.size()) == s.at("turns_completed").get<int64_t>());
@@ -138,9 +138,9 @@ TEST_CASE("Requests: JSONL -> the same records as CSV, and a rerun writes the sa
   e2e::Scratch scratch;
   const std::string csv = (scratch.dir / "a.csv").string(), csv2 = (scratch.dir / "b.csv").string(),
                     jsonl = (scratch.dir / "a.jsonl").string();
-  e2e::run_ok(kOnline, {"outputs.requests=" + csv});
-  e2e::run_ok(kOnline, {"outputs.requests=" + csv2});
-  e2e::run_ok(kOnline, {"outputs.requests=" + jsonl});
+  e2e::run_ok(kRequestsOnline, {"outputs.requests=" + csv});
+  e2e::run_ok(kRequestsOnline, {"outputs.requests=" + csv2});
+  e2e::run_ok(kRequestsOnline, {"outputs.requests=" + jsonl});
   const std::string text = e2e::read_text(csv);
   CHECK(!text.empty());
   CHECK(text == e2e::read_text(csv2));
@@ -169,13 +169,14 @@ TEST_CASE("Requests: JSONL -> the same records as CSV, and a rerun writes the sa
 
 TEST_CASE("Requests: a path that is not .csv or .jsonl, or a directory -> exit 2 before the run", "[e2e]") {
   e2e::Scratch scratch;
-  const auto bad = e2e::run_dpsim(kOnline, {"outputs.requests=" + (scratch.dir / "turns.txt").string()});
+  const auto bad =
+      e2e::run_dpsim(kRequestsOnline, {"outputs.requests=" + (scratch.dir / "turns.txt").string()});
   CHECK(bad.exit_code == 2);
   CHECK(bad.stderr_text.find("outputs.requests") != std::string::npos);
   CHECK(bad.stderr_text.find(".csv or .jsonl") != std::string::npos);
   CHECK(bad.result.is_null());
   std::filesystem::create_directories(scratch.dir / "d.csv");
-  const auto dir = e2e::run_dpsim(kOnline, {"outputs.requests=" + (scratch.dir / "d.csv").string()});
+  const auto dir = e2e::run_dpsim(kRequestsOnline, {"outputs.requests=" + (scratch.dir / "d.csv").string()});
   CHECK(dir.exit_code == 2);
   CHECK(dir.stderr_text.find("outputs.requests") != std::string::npos);
   CHECK(dir.stderr_text.find("is a directory") != std::string::npos);

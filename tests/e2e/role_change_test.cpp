@@ -11,7 +11,7 @@
 
 namespace {
 
-const std::string kCase = e2e::case_file("io_1p1d.json");
+const std::string kRoleChangeCase = e2e::case_file("io_1p1d.json");
 
 std::string role_change(double at, const std::string& nodes, const std::string& to) {
   return "{\"kind\":\"role_change\",\"at_s\":" + std::to_string(at) + ",\"nodes\":" + nodes + ",\"to\":\"" +
@@ -19,12 +19,7 @@ std::string role_change(double at, const std::string& nodes, const std::string& 
 }
 
 // Bytes through node n's SNIC in direction dir.
-double snic(const nlohmann::json& j, int node, const std::string& dir) {
-  for (const auto& l : j.at("resources").at("snic"))
-    if (l.at("node") == node && l.at("direction") == dir) return l.at("bytes").get<double>();
-  FAIL("no snic " << dir << " on node " << node);
-  return -1;
-}
+using e2e::snic;
 
 }  // namespace
 
@@ -33,9 +28,9 @@ TEST_CASE("Role change: a busy prefill node drains its request, then decodes", "
   const std::string records = (tmp.dir / "r.csv").string();
   // 2P1D; node 1 (PE 1) reads turn 1 from 0.0695 s to 0.5795 s. From 0.2 s it drains: turn 1 finishes its
   // prefill there, then node 1 serves decode (1P2D).
-  const auto j =
-      e2e::run_ok(kCase, {"cluster.prefill_nodes=2", "events=[" + role_change(0.2, "[1]", "decode") + "]",
-                          "outputs.requests=" + records});
+  const auto j = e2e::run_ok(kRoleChangeCase,
+                             {"cluster.prefill_nodes=2", "events=[" + role_change(0.2, "[1]", "decode") + "]",
+                              "outputs.requests=" + records});
   const auto rows = e2e::read_csv(records);
   REQUIRE(rows.size() == 5);
   REQUIRE(rows[0][7] == "first_token_s");
@@ -77,8 +72,8 @@ TEST_CASE("Role change: a busy prefill node drains its request, then decodes", "
 TEST_CASE("Role change: an idle decode node switches at once and prefills the next turns", "[e2e]") {
   // 1P2D; turn 0 decodes on node 1, node 2 is idle at 0.01 s and becomes a prefill node at once: the PEs on
   // node 0 and node 2 then take turns 1..3 in turn (node 2: turns 1 and 3), every DE-side turn on node 1.
-  const auto j =
-      e2e::run_ok(kCase, {"cluster.decode_nodes=2", "events=[" + role_change(0.01, "[2]", "prefill") + "]"});
+  const auto j = e2e::run_ok(
+      kRoleChangeCase, {"cluster.decode_nodes=2", "events=[" + role_change(0.01, "[2]", "prefill") + "]"});
   const auto& n = j.at("events")[0].at("nodes")[0];
   CHECK(n.at("requests_at_drain") == 0);
   CHECK(n.at("drain_s").get<double>() == 0);
@@ -93,9 +88,9 @@ TEST_CASE("Role change: a node named twice takes the second change once the firs
   // Node 1 drains from 0.2 s to turn 1's first token (as above); the change back to prefill, due at 0.3 s,
   // begins then, finds the node idle and switches it back at once: 2P1D again, so turn 2 goes to PE 0 and
   // turn 3 to PE 1 (round robin over both PEs), and no DE ever runs on node 1.
-  const auto j =
-      e2e::run_ok(kCase, {"cluster.prefill_nodes=2", "events=[" + role_change(0.2, "[1]", "decode") + "," +
-                                                         role_change(0.3, "[1]", "prefill") + "]"});
+  const auto j = e2e::run_ok(
+      kRoleChangeCase, {"cluster.prefill_nodes=2", "events=[" + role_change(0.2, "[1]", "decode") + "," +
+                                                       role_change(0.3, "[1]", "prefill") + "]"});
   const auto& first = j.at("events")[0].at("nodes")[0];
   const auto& second = j.at("events")[1].at("nodes")[0];
   CHECK(second.at("from") == "decode");
@@ -169,8 +164,8 @@ TEST_CASE("Role change: with the queued dualpath scheduler the drained node's en
   e2e::Scratch tmp;
   const std::string records = (tmp.dir / "r.csv").string();
   const auto j = e2e::run_ok(
-      kCase, {"cluster.prefill_nodes=2", "policy.scheduler=dualpath",
-              "events=[" + role_change(0.2, "[1]", "decode") + "]", "outputs.requests=" + records});
+      kRoleChangeCase, {"cluster.prefill_nodes=2", "policy.scheduler=dualpath",
+                        "events=[" + role_change(0.2, "[1]", "decode") + "]", "outputs.requests=" + records});
   const auto rows = e2e::read_csv(records);
   REQUIRE(rows.size() == 5);
   REQUIRE(rows[0][17] == "pe_node");

@@ -10,7 +10,7 @@
 
 namespace {
 
-double mean(const nlohmann::json& r, const char* key) {
+double summary_mean(const nlohmann::json& r, const char* key) {
   return r.at("summary").at(key).at("mean").get<double>();
 }
 
@@ -31,15 +31,15 @@ TEST_CASE("Role hardware: decode file with 2x HBM bandwidth -> TPOT by the decod
     for (double context : {5001.0, 7101.0, 8201.0, 8751.0}) sum += (5e9 + context * 1e6) / bw + overhead;
     return sum / 4;
   };
-  CHECK(mean(one, "tpot_s") == Approx(tpot(1e12, 5e-4)).epsilon(1e-5));
-  CHECK(mean(dec, "tpot_s") == Approx(tpot(2e12, 5e-4)).epsilon(1e-5));
+  CHECK(summary_mean(one, "tpot_s") == Approx(tpot(1e12, 5e-4)).epsilon(1e-5));
+  CHECK(summary_mean(dec, "tpot_s") == Approx(tpot(2e12, 5e-4)).epsilon(1e-5));
   // The decode steps do not read the prefill file, nor the prefill passes the decode file.
-  CHECK(mean(pre, "tpot_s") == mean(one, "tpot_s"));
-  CHECK(mean(both, "tpot_s") == mean(dec, "tpot_s"));
-  CHECK(mean(dec, "ttft_s") == mean(one, "ttft_s"));
-  CHECK(mean(both, "ttft_s") == mean(pre, "ttft_s"));
+  CHECK(summary_mean(pre, "tpot_s") == summary_mean(one, "tpot_s"));
+  CHECK(summary_mean(both, "tpot_s") == summary_mean(dec, "tpot_s"));
+  CHECK(summary_mean(dec, "ttft_s") == summary_mean(one, "ttft_s"));
+  CHECK(summary_mean(both, "ttft_s") == summary_mean(pre, "ttft_s"));
   // The prefill file's HBM does show in the TTFT (a prefill pass reads the weights at its HBM rate).
-  CHECK(mean(pre, "ttft_s") < mean(one, "ttft_s"));
+  CHECK(summary_mean(pre, "ttft_s") < summary_mean(one, "ttft_s"));
   // The resolved scenario echoes the key only when it is given.
   CHECK(dec.at("scenario").at("hardware_decode") == "e2e-shards-decode-hw.json");
   CHECK_FALSE(one.at("scenario").contains("hardware_decode"));

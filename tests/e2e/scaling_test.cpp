@@ -8,12 +8,12 @@
 
 namespace {
 
-const std::string kCase = e2e::case_file("io_1p1d.json");
+const std::string kScalingCase = e2e::case_file("io_1p1d.json");
 const std::vector<std::string> kOne = {"workload.trace=one_agent.jsonl", "workload.agents=1"};
 
 nlohmann::json run(std::vector<std::string> sets) {
   sets.insert(sets.begin(), kOne.begin(), kOne.end());
-  return e2e::run_ok(kCase, sets).at("summary");
+  return e2e::run_ok(kScalingCase, sets).at("summary");
 }
 
 }  // namespace

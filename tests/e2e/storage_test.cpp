@@ -13,7 +13,7 @@
 
 namespace {
 
-const std::string kCase = e2e::case_file("io_1p1d.json");
+const std::string kStorageCase = e2e::case_file("io_1p1d.json");
 
 double link_bytes(const nlohmann::json& j, int node, const std::string& direction) {
   for (const auto& e : j.at("resources").at("snic"))
@@ -26,8 +26,8 @@ double link_bytes(const nlohmann::json& j, int node, const std::string& directio
 
 TEST_CASE("Storage capacity: evicted tails are computed again, read bytes and persist bytes by hand",
           "[e2e]") {
-  const auto base = e2e::run_ok(kCase);
-  const auto j = e2e::run_ok(kCase, {"storage.capacity_bytes=6e9"});
+  const auto base = e2e::run_ok(kStorageCase);
+  const auto j = e2e::run_ok(kStorageCase, {"storage.capacity_bytes=6e9"});
   const auto& st = j.at("summary").at("storage");
   CHECK(st.at("recomputed_tokens").get<double>() == 3546);
   CHECK(st.at("evicted_bytes").get<double>() == Approx(6364e6));
@@ -53,8 +53,8 @@ TEST_CASE("Storage capacity: evicted tails are computed again, read bytes and pe
 }
 
 TEST_CASE("Storage capacity: room for the whole trajectory -> the run is the unlimited one", "[e2e]") {
-  auto a = e2e::run_ok(kCase);
-  auto b = e2e::run_ok(kCase, {"storage.capacity_bytes=8770e6"});
+  auto a = e2e::run_ok(kStorageCase);
+  auto b = e2e::run_ok(kStorageCase, {"storage.capacity_bytes=8770e6"});
   CHECK(b.at("summary").at("storage").at("evicted_bytes").get<double>() == 0);
   for (auto* j : {&a, &b}) {
     j->erase("run_info");

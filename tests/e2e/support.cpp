@@ -261,4 +261,15 @@ double node_link_bytes(const nlohmann::json& r, const std::string& resource, int
   return sum;
 }
 
+double num(const nlohmann::json& r, const char* key, const char* sub) {
+  return sub ? r.at("summary").at(key).at(sub).get<double>() : r.at("summary").at(key).get<double>();
+}
+
+double snic(const nlohmann::json& r, int node, const std::string& direction) {
+  for (const auto& l : r.at("resources").at("snic"))
+    if (l.at("node") == node && l.at("direction") == direction) return l.at("bytes").get<double>();
+  FAIL("no snic " << direction << " on node " << node);
+  return -1;
+}
+
 }  // namespace e2e

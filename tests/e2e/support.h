@@ -23,6 +23,12 @@ int shell(const std::string& command);
 // The whole content of a file ("" when unreadable).
 std::string read_text(const std::filesystem::path& p);
 
+// A command's exit code and the text it wrote (where the caller redirected its stdout and stderr).
+struct Output {
+  int code;
+  std::string text;
+};
+
 // A fresh scratch directory, removed at destruction (dir is empty when it could not be made).
 struct Scratch {
   std::filesystem::path dir;
@@ -84,5 +90,11 @@ double link_bytes(const nlohmann::json& result, const std::string& resource, con
 // Same, for one node.
 double node_link_bytes(const nlohmann::json& result, const std::string& resource, int node,
                        const std::string& direction);
+
+// summary.<key> of a results JSON as a number, or summary.<key>.<sub> when `sub` is given.
+double num(const nlohmann::json& result, const char* key, const char* sub = nullptr);
+
+// Bytes through node `node`'s SNIC in `direction` (FAILs the test when the results JSON lists no such SNIC).
+double snic(const nlohmann::json& result, int node, const std::string& direction);
 
 }  // namespace e2e

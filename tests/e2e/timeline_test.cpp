@@ -13,7 +13,7 @@
 
 namespace {
 
-const std::string kCase = e2e::case_file("balance_1p2d.json");
+const std::string kTimelineCase = e2e::case_file("balance_1p2d.json");
 const std::string kAgents = "workload.agents=32";
 
 // A timeline file, indexed by the names its metadata gives to processes and threads.
@@ -58,7 +58,7 @@ TEST_CASE("Timeline: a 1P2D run -> passes, decode spans, every turn's phases and
   e2e::Scratch dir;
   const std::string path = (dir.dir / "tl.json").string();
   const auto res =
-      e2e::run_ok(kCase, {kAgents, "outputs.timeline=" + path, "outputs.timeline_request_sample=1"});
+      e2e::run_ok(kTimelineCase, {kAgents, "outputs.timeline=" + path, "outputs.timeline_request_sample=1"});
   REQUIRE(std::filesystem::exists(path));
   CHECK(res.at("timeline").at("path") == path);
   CHECK(res.at("timeline").at("truncated") == false);
@@ -129,8 +129,8 @@ TEST_CASE("Timeline: a window and a tiny cap -> events inside the window only, a
           "[e2e]") {
   e2e::Scratch dir;
   const std::string path = (dir.dir / "window" / "tl.json").string();  // the directory is created
-  e2e::run_ok(kCase, {kAgents, "outputs.timeline=" + path, "outputs.timeline_start_s=0.5",
-                      "outputs.timeline_end_s=1.5"});
+  e2e::run_ok(kTimelineCase, {kAgents, "outputs.timeline=" + path, "outputs.timeline_start_s=0.5",
+                              "outputs.timeline_end_s=1.5"});
   const Trace w = read_trace(path);
   CHECK(w.complete.size() > 0);
   CHECK(w.counters.size() > 0);
@@ -140,7 +140,7 @@ TEST_CASE("Timeline: a window and a tiny cap -> events inside the window only, a
   }
 
   const auto res =
-      e2e::run_ok(kCase, {kAgents, "outputs.timeline=" + path, "outputs.timeline_max_events=40"});
+      e2e::run_ok(kTimelineCase, {kAgents, "outputs.timeline=" + path, "outputs.timeline_max_events=40"});
   const Trace c = read_trace(path);
   CHECK(c.doc.at("otherData").at("truncated") == true);
   CHECK(c.doc.at("otherData").at("dropped_events").get<double>() > 0);
@@ -152,14 +152,14 @@ TEST_CASE("Timeline: a window and a tiny cap -> events inside the window only, a
 TEST_CASE("Timeline: the same seed twice -> a byte-identical file, and off -> no key", "[e2e]") {
   e2e::Scratch dir;
   const std::string path = (dir.dir / "tl.json").string();
-  const auto a = e2e::run_ok(kCase, {kAgents, "outputs.timeline=" + path});
+  const auto a = e2e::run_ok(kTimelineCase, {kAgents, "outputs.timeline=" + path});
   const std::string first = e2e::read_text(path);
-  const auto b = e2e::run_ok(kCase, {kAgents, "outputs.timeline=" + path});
+  const auto b = e2e::run_ok(kTimelineCase, {kAgents, "outputs.timeline=" + path});
   CHECK(first.size() > 1000);
   CHECK(e2e::read_text(path) == first);
   CHECK(e2e::without_run_info(a) == e2e::without_run_info(b));
 
-  const auto off = e2e::run_ok(kCase, {kAgents});
+  const auto off = e2e::run_ok(kTimelineCase, {kAgents});
   CHECK_FALSE(off.contains("timeline"));
   CHECK(off.at("scenario").at("outputs").at("timeline") == "");
   // The simulation is the same with the timeline on or off.
@@ -170,7 +170,7 @@ TEST_CASE("Timeline: an unwritable path -> exit 2 before the run, naming outputs
   e2e::Scratch dir;
   const auto file = dir.dir / "plain";
   { std::ofstream(file) << "x"; }
-  const auto r = e2e::run_dpsim(kCase, {"outputs.timeline=" + (file / "tl.json").string()});
+  const auto r = e2e::run_dpsim(kTimelineCase, {"outputs.timeline=" + (file / "tl.json").string()});
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.stderr_text, Catch::Matchers::Contains("outputs.timeline"));
   CHECK(r.result.is_null());

@@ -12,7 +12,7 @@
 
 namespace {
 
-const std::string kCase = e2e::case_file("units_1p1d.json");
+const std::string kUnitsCase = e2e::case_file("units_1p1d.json");
 
 // k copies of the 1P1D unit with 64 k agents; `ep` = the units' GPUs ("8": the model's default, "0": one
 // EP group per role).
@@ -21,7 +21,7 @@ nlohmann::json run_k(int k, const std::string& ep, std::vector<std::string> sets
               {"cluster.prefill_nodes=" + std::to_string(k), "cluster.decode_nodes=" + std::to_string(k),
                "workload.agents=" + std::to_string(64 * k), "cluster.prefill_ep_gpus=" + ep,
                "cluster.decode_ep_gpus=" + ep});
-  return e2e::run_ok(kCase, sets);
+  return e2e::run_ok(kUnitsCase, sets);
 }
 
 double rel(double a, double b) {
@@ -51,8 +51,8 @@ Drift drift(const std::string& ep, const std::vector<std::string>& sets = {}) {
   return d;
 }
 
-const std::vector<std::string> kOnline = {"workload.mode=online", "workload.online.stop_on_slo=false",
-                                          "workload.online.stop_on_steady=false"};
+const std::vector<std::string> kUnitsOnline = {"workload.mode=online", "workload.online.stop_on_slo=false",
+                                               "workload.online.stop_on_steady=false"};
 
 }  // namespace
 
@@ -80,7 +80,7 @@ TEST_CASE("Units: online, k copies at k times the arrival rate -> TPOT within 2%
   // 1/sqrt(agents), 9% at 128 agents) swamps 2% at any size a test can afford, so the decode step, a mean
   // over every step of the run, is the invariant checked here; the TTFT is looser for the same reason.
   auto sets = [](int aps) {
-    std::vector<std::string> s = kOnline;
+    std::vector<std::string> s = kUnitsOnline;
     s.push_back("workload.aps=" + std::to_string(aps));
     return s;
   };

@@ -17,9 +17,9 @@ namespace {
 namespace sg4 = simgrid::s4u;
 using sim::transport::TrafficClass;
 
-constexpr double kB = 50e9;
-constexpr double kCollectiveBytes = 0.99 * kB * 1.0;
-constexpr double kKvBytes = 0.01 * kB * 1.0 + 25e9;
+constexpr double kQosB = 50e9;
+constexpr double kCollectiveBytes = 0.99 * kQosB * 1.0;
+constexpr double kKvBytes = 0.01 * kQosB * 1.0 + 25e9;
 
 struct Ends {
   double collective = -1;
@@ -28,7 +28,7 @@ struct Ends {
 };
 
 // Runs the two transfers (or one of them, with the other's size 0) and returns when each ended.
-Ends run(bool priority, double collective_bytes, double kv_bytes) {
+Ends run_qos(bool priority, double collective_bytes, double kv_bytes) {
   auto& e = sim::testing::make_engine();
   sim::config::HardwareSpec hw;  // qos weights 99:1 by default, the paper's
   hw.gpus_per_node = 1;
@@ -56,7 +56,7 @@ Ends run(bool priority, double collective_bytes, double kv_bytes) {
 }  // namespace
 
 TEST_CASE("QoS priority: collectives and KV share a CNIC 99:1 while both are active", "[sg]") {
-  const Ends ends = run(true, kCollectiveBytes, kKvBytes);
+  const Ends ends = run_qos(true, kCollectiveBytes, kKvBytes);
   // The QoS tags add at most 2 us of latency per transfer.
   CHECK(ends.collective == Approx(1.0).margin(1e-5));
   CHECK(ends.kv == Approx(1.5).margin(1e-5));
@@ -67,13 +67,13 @@ TEST_CASE("QoS priority: collectives and KV share a CNIC 99:1 while both are act
 }
 
 TEST_CASE("QoS none: the same two transfers share the CNIC equally (negative control)", "[sg]") {
-  const Ends ends = run(false, kCollectiveBytes, kKvBytes);
+  const Ends ends = run_qos(false, kCollectiveBytes, kKvBytes);
   CHECK(ends.kv == Approx(1.02).margin(1e-6));
   CHECK(ends.collective == Approx(1.5).margin(1e-6));
 }
 
 TEST_CASE("QoS priority: KV alone takes the whole CNIC", "[sg]") {
-  const Ends ends = run(true, 0, 25e9);
+  const Ends ends = run_qos(true, 0, 25e9);
   CHECK(ends.kv == Approx(0.5).margin(1e-5));
 }
 

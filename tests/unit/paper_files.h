@@ -69,6 +69,17 @@ inline config::EngineSpec pinned_engine() {
   return e;
 }
 
+// The rates of pinned_hopper() with pinned_engine() (gpu_rates of sim/cost/compute_model.h), by hand:
+//   prefill attention 1.979e15 x 0.3234 = 6.400086e14 FLOP/s
+//   decode attention  1.979e15 x 0.2072 = 4.100488e14 FLOP/s
+//   DSA indexer       1.979e15 x 0.063  = 1.24677e14 FLOP/s (prefill and decode)
+//   GEMM (FP8)        1.979e15 x 0.6468 = 1.2800172e15 FLOP/s;  GEMM (BF16) 989e12 x 0.6468 = 6.396852e14
+//   weight reads      3.35e12 x 0.7964  = 2.66794e12 B/s
+//   KV reads          3.35e12 x 0.8955  = 2.999925e12 B/s
+inline constexpr double kRpa = 6.400086e14, kRda = 4.100488e14, kRidx = 1.24677e14;
+inline constexpr double kRgemm = 1.2800172e15, kRgemmBf16 = 6.396852e14;
+inline constexpr double kRwb = 2.66794e12, kRkv = 2.999925e12;
+
 // The routed experts of DeepSeek-V3 and V3.2 (ds660b, dsv3) as the hand computations read them.
 inline void pin_deepseek_moe(const config::ModelSpec& m) {
   REQUIRE(m.moe_layers == 58);
@@ -102,5 +113,8 @@ inline config::ModelSpec pinned_ds660b() {
   REQUIRE(m.gemm_precision == "fp8");
   return m;
 }
+
+// The share of ds660b's layers that are MoE layers: moe.layers / layers = 58 / 61 (pinned_ds660b()).
+inline constexpr double kMoeShare = 58.0 / 61;
 
 }  // namespace sim::testing

@@ -18,7 +18,7 @@ using sim::config::testing::error_of;
 
 namespace {
 
-sim::StatusOr<EngineSpec> parse(const std::string& text) {
+sim::StatusOr<EngineSpec> parse_engine_text(const std::string& text) {
   return parse_engine(text, "e.json");
 }
 
@@ -26,7 +26,7 @@ sim::StatusOr<EngineSpec> parse(const std::string& text) {
 
 TEST_CASE("Engine: empty object -> the struct's defaults but two micro-batches, name = the file's stem",
           "[unit]") {
-  auto e = parse("{}");
+  auto e = parse_engine_text("{}");
   REQUIRE(error_of(e) == "");
   const EngineSpec def;
   CHECK(e->name == "e");
@@ -59,7 +59,7 @@ TEST_CASE("Engine: empty object -> the struct's defaults but two micro-batches, 
 }
 
 TEST_CASE("Engine: every field given -> each lands in its member", "[unit]") {
-  auto e = parse(R"({"name": "x", "notes": "n", "sources": {"kernels.gemm": "a README"},
+  auto e = parse_engine_text(R"({"name": "x", "notes": "n", "sources": {"kernels.gemm": "a README"},
     "kernels": {"prefill_attention_mqa": 0.1, "prefill_attention_mha": 0.15, "decode_attention_dense": 0.2,
                 "decode_attention_sparse": 0.22, "indexer": 0.25, "gemm": 0.3, "decode_experts": 0.35,
                 "gemm_hbm": 0.4, "attention_hbm": 0.5, "prefill_efficiency": 0.6,
@@ -179,7 +179,7 @@ TEST_CASE("Engine: bad values -> rejected with the file and the JSON path", "[un
   };
   for (const auto& c : cases) {
     INFO(c[0]);
-    CHECK_THAT(error_of(parse(c[0])), Contains(std::string("e.json: ") + c[1]));
+    CHECK_THAT(error_of(parse_engine_text(c[0])), Contains(std::string("e.json: ") + c[1]));
   }
 }
 

@@ -19,7 +19,7 @@ using sim::cost::BottleneckRange;
 using sim::cost::BoundTerm;
 using sim::cost::LinkLoads;
 
-constexpr double kB = 50e9;  // 400 Gbps
+using test_support::kB;  // 400 Gbps
 
 BottleneckRange range_of(int g, double sB, double M) {
   auto r = sim::cost::bottleneck_range(BottleneckInputs{g, kB, sB, M});

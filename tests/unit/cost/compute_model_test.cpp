@@ -57,15 +57,15 @@ double decode_step_time_s(const ModelSpec& m, const HardwareSpec& hw, const Engi
   return decode_step(m, hw, e, batch, context, EpGroup{shards, hw.gpus_per_node}).step_s;
 }
 
-// The rates of hopper() (gpu_rates), by hand:
-//   prefill attention 1.979e15 x 0.3234 = 6.400086e14 FLOP/s
-//   decode attention  1.979e15 x 0.2072 = 4.100488e14 FLOP/s
-//   DSA indexer       1.979e15 x 0.063  = 1.24677e14 FLOP/s (prefill and decode)
-//   GEMM (FP8)        1.979e15 x 0.6468 = 1.2800172e15 FLOP/s;  GEMM (BF16) 989e12 x 0.6468 = 6.396852e14
-//   weight reads      3.35e12 x 0.7964  = 2.66794e12 B/s
-//   KV reads          3.35e12 x 0.8955  = 2.999925e12 B/s
-constexpr double kRpa = 6.400086e14, kRda = 4.100488e14, kRgemm = 1.2800172e15, kRgemmBf16 = 6.396852e14;
-constexpr double kRidx = 1.24677e14, kRwb = 2.66794e12, kRkv = 2.999925e12;
+// The rates of hopper() (gpu_rates), by hand: kRpa, kRda, kRidx, kRgemm, kRgemmBf16, kRwb and kRkv of
+// tests/unit/paper_files.h.
+using testing::kRda;
+using testing::kRgemm;
+using testing::kRgemmBf16;
+using testing::kRidx;
+using testing::kRkv;
+using testing::kRpa;
+using testing::kRwb;
 
 // ds660b per-layer quantities, by hand (§"Compute" of models/llm/README.md):
 //   routed active params  = moe.layers x active_experts x expert_params = 58 x 8 x 44,040,192
@@ -80,7 +80,7 @@ constexpr double kRidx = 1.24677e14, kRwb = 2.66794e12, kRkv = 2.999925e12;
 constexpr double kDsDenseParams = 16565350912.0 / 61;
 constexpr double kDsDenseBytes16 = 293689784.0;
 constexpr double kDsDenseBytes32 = (38377187500.0 - 20434649088.0) / 61;
-constexpr double kMoeShare = 58.0 / 61;  // moe.layers / layers
+using testing::kMoeShare;  // moe.layers / layers
 
 // A minimal valid model file; `extra` is spliced in at the top level.
 std::string minimal_json(const std::string& extra = "") {
@@ -90,7 +90,7 @@ std::string minimal_json(const std::string& extra = "") {
 }
 
 // A small hand-made model whose FLOPs are easy to count by hand.
-ModelSpec toy_model(int topk) {
+ModelSpec toy_topk_model(int topk) {
   ModelSpec m;
   m.layers = 2;
   m.active_params = 1e9;
@@ -307,12 +307,12 @@ TEST_CASE("KV bytes: DeepSeek-V3.2 and Qwen2.5-32B -> FP8 MLA with indexer keys 
 
 TEST_CASE("Attention FLOPs: hand-counted chunks -> causal sums with a top-k cap and a dense indexer",
           "[unit]") {
-  ModelSpec dense = toy_model(0);
+  ModelSpec dense = toy_topk_model(0);
   // New tokens attend to 11, 12, 13 tokens.
   CHECK(attended_tokens(dense, {10, 3}) == 36);
   CHECK(attention_flops(dense, {10, 3}) == 20 * 36);
   CHECK(indexed_tokens(dense, {10, 3}) == 0);
-  ModelSpec sparse = toy_model(12);
+  ModelSpec sparse = toy_topk_model(12);
   // min(12, 11..15) = 11 + 12 + 12 + 12 + 12; the indexer scores 11 + ... + 15 = 65 tokens.
   CHECK(attended_tokens(sparse, {10, 5}) == 59);
   CHECK(indexed_tokens(sparse, {10, 5}) == 65);

@@ -15,19 +15,10 @@ namespace {
 using config::HardwareSpec;
 using config::ModelSpec;
 
+using testing::pinned_ds660b;
+using testing::pinned_engine;
+using testing::pinned_hopper;
 using testing::real_model;
-
-config::EngineSpec kernels() {
-  return testing::pinned_engine();
-}
-
-HardwareSpec hopper() {
-  return testing::pinned_hopper();
-}
-
-ModelSpec ds660b() {
-  return testing::pinned_ds660b();
-}
 
 // One (token, destination) pair of ds660b moves 7168 x (1.03125 + 2) = 21,728 bytes (dispatch + combine),
 // in 58 of the 61 layers: 21,728 x 58 / 61 = 20,659.41 bytes per layer averaged over the layers.
@@ -38,16 +29,19 @@ constexpr double kPairBytesPerLayer = 21728.0 * 58 / 61;
 // them 69/70 of the time.
 constexpr double kRemoteEp16 = 69.0 / 70;
 
-// hopper() rates (see compute_model_test.cpp): prefill attention 6.400086e14 FLOP/s, DSA indexer
+// pinned_hopper()'s rates (tests/unit/paper_files.h): prefill attention 6.400086e14 FLOP/s, DSA indexer
 // 1.979e15 x 0.063 = 1.24677e14, decode attention 4.100488e14, FP8 GEMM 1.2800172e15, weight reads
 // 2.66794e12 B/s, KV reads 2.999925e12 B/s.
-constexpr double kRpa = 6.400086e14, kRidx = 1.24677e14, kRda = 4.100488e14, kRgemm = 1.2800172e15;
-constexpr double kRwb = 2.66794e12;
+using testing::kRda;
+using testing::kRgemm;
+using testing::kRidx;
+using testing::kRpa;
+using testing::kRwb;
 
 }  // namespace
 
 TEST_CASE("EP exchange: ds660b prefill at EP16 over 2 nodes -> 2 nodes hit, half of them remote", "[unit]") {
-  const ModelSpec m = ds660b();
+  const ModelSpec m = pinned_ds660b();
   // 16 GPUs, 8 per node: 2 nodes. A token goes to 2 x 69/70 nodes (its 4 groups of 8), 1 of 2 remote: CNIC
   // bytes = t x 20,659.41 x 69/70; then over NVLink to its 8 experts, 7/8 of them off the receiving GPU: t x
   // 20,659.41 x 8 x 7/8.
@@ -95,7 +89,7 @@ TEST_CASE("EP exchange: ds660b prefill at EP16 over 2 nodes -> 2 nodes hit, half
 
 TEST_CASE("EP exchange: ds660b decode at EP32 over 4 nodes -> 8 experts per token, 3/4 of them remote",
           "[unit]") {
-  const ModelSpec m = ds660b();
+  const ModelSpec m = pinned_ds660b();
   // 64 requests, 32 GPUs on 4 nodes: each token goes to its 8 experts directly. Per layer:
   //   64 x 8 x 20,659.41 = 10,577,617.84 B; CNIC x 3/4 = 7,933,213.38 B; NVLink: of the 1/4 on its own node,
   //   7/8 off its own GPU: x 1/4 x 7/8 = 2,313,853.90 B.
@@ -120,8 +114,8 @@ TEST_CASE("EP exchange: ds660b decode at EP32 over 4 nodes -> 8 experts per toke
 
 TEST_CASE("Prefill pass: a 2-GPU group with unequal attention -> the slowest GPU's part + the shared experts",
           "[unit]") {
-  const ModelSpec m = ds660b();
-  HardwareSpec hw = hopper();
+  const ModelSpec m = pinned_ds660b();
+  HardwareSpec hw = pinned_hopper();
   // GPU 0: {32768 cached, 429 new}; GPU 1: {0, 429}. EP group: 16 GPUs on 2 nodes. Per layer, by hand:
   //   attention 0: main 278,528 x 2048 x 429 = 244,712,472,576 FLOPs / 6.400086e14 = 382.3581 us; indexer
   //                16,384 x (32,768 x 429 + 429 x 430 / 2) = 231,828,799,488 FLOPs / 1.24677e14
@@ -144,7 +138,7 @@ TEST_CASE("Prefill pass: a 2-GPU group with unequal attention -> the slowest GPU
   const double att1 = 25690030080.0 / kRpa + 1511178240.0 / kRidx;
   const double dense = 2 * (16565350912.0 / 61) * 429 / kRgemm;
   const double shared = 704643072.0 / kRwb * 58 / 61;
-  const PassPlan p = prefill_pass(m, hw, kernels(), {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
+  const PassPlan p = prefill_pass(m, hw, pinned_engine(), {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
   CHECK(p.layers == 61);
   CHECK(p.tokens == 858);
   REQUIRE(p.attention_s.size() == 2);
@@ -161,26 +155,26 @@ TEST_CASE("Prefill pass: a 2-GPU group with unequal attention -> the slowest GPU
 
   // NVLink-bound: at 1 MB/s the 62,040,207.74 B per layer take 62.040208 s, and every GPU's layer with it.
   hw.nvlink_bw_Bps = 1e6;
-  const PassPlan slow = prefill_pass(m, hw, kernels(), {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
+  const PassPlan slow = prefill_pass(m, hw, pinned_engine(), {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8});
   CHECK(slow.layer_s == Approx(62.04020774).epsilon(1e-9));
   CHECK(slow.layer_work[0] == Approx(62.04020774 * 1.979e15).epsilon(1e-9));
   CHECK(slow.layer_work[1] == Approx(62.04020774 * 1.979e15).epsilon(1e-9));
   // NVLink not modelled (0): the compute alone.
   hw.nvlink_bw_Bps = 0;
-  CHECK(prefill_pass(m, hw, kernels(), {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8}).layer_s ==
+  CHECK(prefill_pass(m, hw, pinned_engine(), {{{32768, 429}}, {{0, 429}}}, EpGroup{16, 8}).layer_s ==
         Approx(2674.9488e-6).epsilon(1e-7));
 }
 
 TEST_CASE("Prefill pass: one GPU -> its layer time, a group without new tokens -> nothing", "[unit]") {
-  const ModelSpec m = ds660b();
-  const HardwareSpec hw = hopper();
+  const ModelSpec m = pinned_ds660b();
+  const HardwareSpec hw = pinned_hopper();
   // {30000, 400} and {0, 1000} on one GPU at EP16: 3.5544017 ms (compute_model_test.cpp, "Layer time");
   // NVLink 1400 x 20,659.41 x 7 = 202,462,216.4 B / 160e9 = 1.2654 ms is less.
-  const PassPlan one = prefill_pass(m, hw, kernels(), {{{30000, 400}, {0, 1000}}}, EpGroup{16, 8});
+  const PassPlan one = prefill_pass(m, hw, pinned_engine(), {{{30000, 400}, {0, 1000}}}, EpGroup{16, 8});
   CHECK(one.layer_s == Approx(3.5544017e-3).epsilon(1e-7));
   CHECK(one.layer_work[0] == Approx(3.5544017e-3 * 1.979e15).epsilon(1e-7));
   CHECK(one.exchange_bytes == Approx(1400 * kPairBytesPerLayer * kRemoteEp16).epsilon(1e-12));
-  const PassPlan idle = prefill_pass(m, hw, kernels(), {{}, {{5000, 0}}}, EpGroup{16, 8});
+  const PassPlan idle = prefill_pass(m, hw, pinned_engine(), {{}, {{5000, 0}}}, EpGroup{16, 8});
   CHECK(idle.tokens == 0);
   CHECK(idle.layer_s == 0);
   CHECK(idle.layer_work == std::vector<double>{0, 0});
@@ -189,8 +183,8 @@ TEST_CASE("Prefill pass: one GPU -> its layer time, a group without new tokens -
 
 TEST_CASE("Decode step plan: ds660b 64 requests at EP32 -> compute step, CNIC bytes, NVLink bound when slow",
           "[unit]") {
-  const ModelSpec m = ds660b();
-  HardwareSpec hw = hopper();
+  const ModelSpec m = pinned_ds660b();
+  HardwareSpec hw = pinned_hopper();
   // 64 requests of 32,000 tokens at EP32 (4 nodes), by hand (compute_model_test.cpp, "Decode step: ds660b"):
   //   attention max(2,226,940,542,976 / 4.100488e14 + 2,046,820,352,000 / 1.24677e14 [indexer],
   //                 21,735,473,152 / 2.999925e12) = max(21.847900, 7.245339) = 21.847900 ms;
@@ -198,7 +192,7 @@ TEST_CASE("Decode step plan: ds660b 64 requests at EP32 -> compute step, CNIC by
   //   step = 36.232477 ms.
   //   NVLink: 61 x 2,313,853.90 = 141,145,088 B per step / 160e9 = 0.88216 ms: hidden.
   //   CNIC per step: 61 x 7,933,213.38 = 483,926,016 B.
-  const StepPlan s = decode_step(m, hw, kernels(), 64, 64 * 32000.0, EpGroup{32, 8});
+  const StepPlan s = decode_step(m, hw, pinned_engine(), 64, 64 * 32000.0, EpGroup{32, 8});
   const double compute = 2226940542976.0 / kRda + 2046820352000.0 / kRidx +
                          61 * ((38377187500.0 - 20434649088.0) / 61 / kRwb + 352321536.0 / kRwb * 58 / 61);
   CHECK(s.step_s == Approx(compute).epsilon(1e-12));
@@ -208,13 +202,14 @@ TEST_CASE("Decode step plan: ds660b 64 requests at EP32 -> compute step, CNIC by
   // NVLink at 1 MB/s: 141,145,088 B take 141.145088 s, the step with them. A model that forgets the
   // layers (one layer's bytes) would give 2.31 s.
   hw.nvlink_bw_Bps = 1e6;
-  const StepPlan slow = decode_step(m, hw, kernels(), 64, 64 * 32000.0, EpGroup{32, 8});
+  const StepPlan slow = decode_step(m, hw, pinned_engine(), 64, 64 * 32000.0, EpGroup{32, 8});
   CHECK(slow.step_s == Approx(141.145088).epsilon(1e-9));
   CHECK(slow.work == Approx(141.145088 * 1.979e15).epsilon(1e-9));
   CHECK(slow.exchange_bytes == Approx(483926016.0).epsilon(1e-12));
   // One node: no CNIC bytes. No requests: nothing.
-  CHECK(decode_step(m, hopper(), kernels(), 64, 64 * 32000.0, EpGroup{8, 8}).exchange_bytes == 0);
-  const StepPlan none = decode_step(m, hopper(), kernels(), 0, 0, EpGroup{32, 8});
+  CHECK(decode_step(m, pinned_hopper(), pinned_engine(), 64, 64 * 32000.0, EpGroup{8, 8}).exchange_bytes ==
+        0);
+  const StepPlan none = decode_step(m, pinned_hopper(), pinned_engine(), 0, 0, EpGroup{32, 8});
   CHECK(none.step_s == 0);
   CHECK(none.work == 0);
   CHECK(none.exchange_bytes == 0);
@@ -224,36 +219,37 @@ TEST_CASE(
     "Decode group step: one GPU of an EP32 group holds 64 requests -> its own part, the group's experts and "
     "exchange at the group's average batch",
     "[unit]") {
-  const ModelSpec m = ds660b();
-  const HardwareSpec hw = hopper();
+  const ModelSpec m = pinned_ds660b();
+  const HardwareSpec hw = pinned_hopper();
   const EpGroup ep{32, 8};
   // Its own part (by hand, "Decode step plan" above): attention 21.847900 ms + 61 x dense 294,139,973.97 B /
   // 2.66794e12 B/s = 21.847900 + 6.725229 = 28.573129 ms.
   const double own =
       2226940542976.0 / kRda + 2046820352000.0 / kRidx + (38377187500.0 - 20434649088.0) / kRwb;
-  CHECK(decode_own_s(m, hw, kernels(), 64, 64 * 32000.0, ep) == Approx(own).epsilon(1e-12));
+  CHECK(decode_own_s(m, hw, pinned_engine(), 64, 64 * 32000.0, ep) == Approx(own).epsilon(1e-12));
   CHECK(own == Approx(28.573129e-3).epsilon(1e-6));
-  CHECK(decode_own_s(m, hw, kernels(), 0, 0, ep) == 0);
+  CHECK(decode_own_s(m, hw, pinned_engine(), 0, 0, ep) == 0);
   // The group holds those 64 requests alone: 2 per GPU on average. Experts: 2 x 8 = 16 (token, expert)
   // pairs on each GPU touch all 8 of its experts, so they read the same 8 x 44,040,192 B as at 64 per GPU:
   // 58 x 352,321,536 / 2.66794e12 = 7.659348 ms; step = 36.232477 ms. The exchange carries the group's
   // average, 2 tokens: 483,926,016 x 2 / 64 = 15,122,688 B per step over each CNIC. A GPU-alone model would
   // give this GPU 483,926,016 B and the 31 others none.
-  const StepPlan g = decode_group_step(m, hw, kernels(), own, 64, ep);
+  const StepPlan g = decode_group_step(m, hw, pinned_engine(), own, 64, ep);
   CHECK(g.step_s == Approx(own + 58 * 352321536.0 / kRwb).epsilon(1e-12));
   CHECK(g.step_s == Approx(36.232477e-3).epsilon(1e-7));
   CHECK(g.exchange_bytes == Approx(15122688.0).epsilon(1e-12));
   CHECK(g.work == Approx(g.step_s * 1.979e15).epsilon(1e-12));
   // Lock-step: a second GPU with one short request steps at the slowest GPU's pace, not at its own.
-  const double own_short = decode_own_s(m, hw, kernels(), 1, 1000, ep);
+  const double own_short = decode_own_s(m, hw, pinned_engine(), 1, 1000, ep);
   CHECK(own_short < own / 2);
-  const StepPlan both = decode_group_step(m, hw, kernels(), std::max(own, own_short), 65, ep);
+  const StepPlan both = decode_group_step(m, hw, pinned_engine(), std::max(own, own_short), 65, ep);
   CHECK(both.step_s == Approx(g.step_s).epsilon(1e-12));
   // Every GPU at 64: the uniform step of "Decode step plan" above.
-  CHECK(decode_group_step(m, hw, kernels(), own, 64 * 32, ep).step_s == Approx(36.232477e-3).epsilon(1e-7));
-  CHECK(decode_group_step(m, hw, kernels(), own, 64 * 32, ep).exchange_bytes ==
+  CHECK(decode_group_step(m, hw, pinned_engine(), own, 64 * 32, ep).step_s ==
+        Approx(36.232477e-3).epsilon(1e-7));
+  CHECK(decode_group_step(m, hw, pinned_engine(), own, 64 * 32, ep).exchange_bytes ==
         Approx(483926016.0).epsilon(1e-12));
-  CHECK(decode_group_step(m, hw, kernels(), 0, 0, ep).step_s == 0);
+  CHECK(decode_group_step(m, hw, pinned_engine(), 0, 0, ep).step_s == 0);
 }
 
 }  // namespace sim::cost

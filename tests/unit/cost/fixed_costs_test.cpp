@@ -16,11 +16,14 @@ using config::EpOverlap;
 using config::HardwareSpec;
 using config::ModelSpec;
 
-// pinned_hopper()'s rates (compute_model_test.cpp): prefill attention 6.400086e14 FLOP/s, indexer
+// pinned_hopper()'s rates (tests/unit/paper_files.h): prefill attention 6.400086e14 FLOP/s, indexer
 // 1.24677e14, decode attention 4.100488e14, FP8 GEMM 1.2800172e15, weight reads 2.66794e12 B/s.
-constexpr double kRpa = 6.400086e14, kRidx = 1.24677e14, kRda = 4.100488e14, kRgemm = 1.2800172e15;
-constexpr double kRwb = 2.66794e12;
-constexpr double kMoeShare = 58.0 / 61;
+using testing::kMoeShare;
+using testing::kRda;
+using testing::kRgemm;
+using testing::kRidx;
+using testing::kRpa;
+using testing::kRwb;
 
 // A table of round numbers: dispatch 10 and 30 us, combine 20 and 40 us, at EP8 and EP32; prefill the same
 // plus 1 us each.

@@ -18,7 +18,7 @@ using sim::cost::BottleneckInputs;
 using sim::cost::BottleneckRange;
 using sim::cost::SidedInputs;
 
-constexpr double kB = 50e9;  // 400 Gbps
+using test_support::kB;  // 400 Gbps
 constexpr double kM = 500e9;
 
 using test_support::term;
@@ -31,7 +31,7 @@ SidedInputs asymmetric(DeBuffer b = DeBuffer::kDram) {
   return in;
 }
 
-BottleneckRange range_of(const SidedInputs& in) {
+BottleneckRange sided_range_of(const SidedInputs& in) {
   auto r = sim::cost::bottleneck_range(in);
   REQUIRE(r.is_ok());
   return *r;
@@ -48,7 +48,7 @@ TEST_CASE("Live range: equal sides -> the homogeneous formulas, bit for bit", "[
         for (double M : {100e9, 500e9}) {
           const BottleneckInputs in{g, kB, sB, M, b};
           const BottleneckRange h = *sim::cost::bottleneck_range(in);
-          const BottleneckRange s = range_of(sim::cost::sided(in));
+          const BottleneckRange s = sided_range_of(sim::cost::sided(in));
           const double s_ = sB / kB, m = M / sB;
           const double gg = g;
           INFO("g=" << g << " sB=" << sB << " M=" << M);
@@ -70,7 +70,7 @@ TEST_CASE("Live range: equal sides -> the homogeneous formulas, bit for bit", "[
 }
 
 TEST_CASE("Live range: DE SNIC at 25%, PE CNIC write at 50% -> each load against its own side", "[unit]") {
-  const BottleneckRange r = range_of(asymmetric());
+  const BottleneckRange r = sided_range_of(asymmetric());
   // (2)-(3): sB_de/(g B_pw - sB_pe) = 12.5/(200 - 50); (4)-(5): (g B_dr - 2 sB_de)/sB_pe = (400 - 25)/50;
   // (6)-(7): (g B_dw - sB_de)/(2 sB_pe) = (400 - 12.5)/100; (8): (M_de - 3 sB_de)/(2 sB_pe) = (500
   // - 37.5)/100.
@@ -88,7 +88,7 @@ TEST_CASE("Live range: DE SNIC at 25%, PE CNIC write at 50% -> each load against
   CHECK_FALSE(shared.pd_min == Approx(r.pd_min));
   CHECK_FALSE(shared.pd_max == Approx(r.pd_max));
   // With the DE buffer in HBM: (H4) (g B_dw - sB_de)/sB_pe = 387.5/50.
-  const BottleneckRange hbm = range_of(asymmetric(DeBuffer::kHbm));
+  const BottleneckRange hbm = sided_range_of(asymmetric(DeBuffer::kHbm));
   CHECK_THAT(hbm.pd_min, WithinRel(1.0 / 12, 1e-12));
   CHECK_THAT(hbm.pd_max, WithinRel(7.75, 1e-12));
   // A bandwidth that is not positive is named.

@@ -30,7 +30,7 @@ nlohmann::json minimal_grid() {
   })");
 }
 
-std::string error_of(const nlohmann::json& j) {
+std::string props_spec_error(const nlohmann::json& j) {
   auto s = sim::study::parse_props_spec(j, grid_file());
   return s.is_ok() ? "" : s.status().message();
 }
@@ -49,7 +49,7 @@ struct Fake {
   double conservation = 0;
 };
 
-nlohmann::json result(const Fake& f) {
+nlohmann::json fake_result(const Fake& f) {
   nlohmann::json r;
   r["complete"] = f.stopped_by == "all_turns_done";
   r["summary"] = {
@@ -85,7 +85,7 @@ struct Grid {
   Grid() { spec.scenarios.push_back({"x.json", "x", {{1, 1}}}); }
   void add(const std::string& policy, const Fake& f, const std::string& variant = "base", int code = 0) {
     runs.push_back({"x.p1d1." + policy + "." + variant, 0, {1, 1}, policy, variant});
-    out.push_back({code, result(f), ""});
+    out.push_back({code, fake_result(f), ""});
   }
   std::vector<PropsCheck> of(const std::string& relation) const {
     std::vector<PropsCheck> v;
@@ -120,7 +120,7 @@ TEST_CASE("Props grid file: bad input -> an error naming the file, the field and
   auto with = [](const char* key, const nlohmann::json& v) {
     nlohmann::json j = minimal_grid();
     j[key] = v;
-    return error_of(j);
+    return props_spec_error(j);
   };
   CHECK(with("nope", 1).find("test-grid.json: nope") != std::string::npos);
   CHECK(with("pd", {"2-1"}).find("pd[0]: expected \"P:D\"") != std::string::npos);
@@ -134,13 +134,13 @@ TEST_CASE("Props grid file: bad input -> an error naming the file, the field and
             .find("explained[0].relation") != std::string::npos);
   nlohmann::json dup = minimal_grid();
   dup["policies"][1]["name"] = "basic";
-  CHECK(error_of(dup).find("policies[1].name: \"basic\" twice") != std::string::npos);
+  CHECK(props_spec_error(dup).find("policies[1].name: \"basic\" twice") != std::string::npos);
   nlohmann::json missing = minimal_grid();
   missing["scenarios"][0]["file"] = "../paper/none.json";
-  CHECK(error_of(missing).find("scenarios[0].file: cannot open") != std::string::npos);
+  CHECK(props_spec_error(missing).find("scenarios[0].file: cannot open") != std::string::npos);
   nlohmann::json no_pd = minimal_grid();
   no_pd["scenarios"][0].erase("pd");
-  CHECK(error_of(no_pd).find("scenarios[0].pd") != std::string::npos);
+  CHECK(props_spec_error(no_pd).find("scenarios[0].pd") != std::string::npos);
 }
 
 TEST_CASE("Props oracle_is_bound: oracle 3% slower holds (noise), 4% slower breaks, other schedulers apart",

@@ -9,8 +9,8 @@ namespace wl = sim::workload;
 namespace {
 
 // One Alibaba line; `parent` is written as given ("-1", "null", or "" for no key).
-std::string line(int64_t chat, const std::string& parent, const std::string& ts, int64_t input,
-                 int64_t output, const std::vector<int64_t>& ids, bool type_and_turn = true) {
+std::string alibaba_line(int64_t chat, const std::string& parent, const std::string& ts, int64_t input,
+                         int64_t output, const std::vector<int64_t>& ids, bool type_and_turn = true) {
   std::string s = "{\"chat_id\": " + std::to_string(chat);
   if (!parent.empty()) s += ", \"parent_chat_id\": " + parent;
   s += ", \"timestamp\": " + ts + ", \"input_length\": " + std::to_string(input) +
@@ -22,7 +22,7 @@ std::string line(int64_t chat, const std::string& parent, const std::string& ts,
 }
 
 // The error message of parsing `text` as "x.jsonl" (REQUIRES: it fails).
-std::string parse_error(const std::string& text) {
+std::string alibaba_parse_error(const std::string& text) {
   auto r = wl::parse_alibaba(text, "x.jsonl");
   REQUIRE_FALSE(r.is_ok());
   return r.status().message();
@@ -31,20 +31,20 @@ std::string parse_error(const std::string& text) {
 // Session A: chats 10 (line 1), 12 (line 3), 13 (line 4) and 15 (line 6), a sibling of 12; B: chats 11
 // (line 2) and 14 (line 5); C: chat 16 (line 7). Blocks 1 and 2 start A's and B's prompts (a shared system
 // prompt: no hit across sessions). Every hit is worked out in the test.
-std::string small_trace() {
-  return line(10, "-1", "5.0", 80, 20, {1, 2, 3, 4, 5}) +        // 1: A, 5 blocks
-         line(11, "", "6.5", 40, 21, {1, 2, 9}) +                // 2: B, no parent key
-         line(12, "10", "9", 100, 22, {1, 2, 3, 6, 7, 8, 10}) +  // 3: A, shares 3 of 1's 5
-         line(13, "12", "9.0", 50, 23, {1, 2, 3, 6}, false) +    // 4: A, 4 of 3's blocks
-         line(14, "11", "7.25", 60, 24, {1, 2, 11, 12}) +        // 5: B, 2's partial block differs
-         line(15, "10", "12.0", 96, 25, {1, 2, 3, 6, 7, 20}) +   // 6: A, a sibling of 3
-         line(16, "null", "5.0", 16, 26, {30});                  // 7: C, arrives with line 1
+std::string small_alibaba_trace() {
+  return alibaba_line(10, "-1", "5.0", 80, 20, {1, 2, 3, 4, 5}) +        // 1: A, 5 blocks
+         alibaba_line(11, "", "6.5", 40, 21, {1, 2, 9}) +                // 2: B, no parent key
+         alibaba_line(12, "10", "9", 100, 22, {1, 2, 3, 6, 7, 8, 10}) +  // 3: A, shares 3 of 1's 5
+         alibaba_line(13, "12", "9.0", 50, 23, {1, 2, 3, 6}, false) +    // 4: A, 4 of 3's blocks
+         alibaba_line(14, "11", "7.25", 60, 24, {1, 2, 11, 12}) +        // 5: B, 2's partial block differs
+         alibaba_line(15, "10", "12.0", 96, 25, {1, 2, 3, 6, 7, 20}) +   // 6: A, a sibling of 3
+         alibaba_line(16, "null", "5.0", 16, 26, {30});                  // 7: C, arrives with line 1
 }
 
 }  // namespace
 
 TEST_CASE("Alibaba: hand-built trace -> sessions by parent chains, per-session hits, arrivals", "[unit]") {
-  auto t = wl::parse_alibaba(small_trace(), "small");
+  auto t = wl::parse_alibaba(small_alibaba_trace(), "small");
   REQUIRE(t.is_ok());
   REQUIRE(t->requests.size() == 7);
   struct Want {
@@ -82,8 +82,9 @@ TEST_CASE("Alibaba: hand-built trace -> sessions by parent chains, per-session h
 TEST_CASE("Alibaba: a retry of the same prompt -> hits the whole prompt, the last partial block included",
           "[unit]") {
   // Line 2 repeats line 1's prompt (a regenerated answer): 3 blocks = 48 tokens, capped at 40.
-  std::string text = line(1, "-1", "0", 40, 5, {7, 8, 9}) + line(2, "1", "3.5", 70, 5, {7, 8, 9, 10, 11}) +
-                     line(3, "1", "8", 40, 5, {7, 8, 9});
+  std::string text = alibaba_line(1, "-1", "0", 40, 5, {7, 8, 9}) +
+                     alibaba_line(2, "1", "3.5", 70, 5, {7, 8, 9, 10, 11}) +
+                     alibaba_line(3, "1", "8", 40, 5, {7, 8, 9});
   auto t = wl::parse_alibaba(text, "x.jsonl");
   REQUIRE(t.is_ok());
   CHECK(t->requests[1].hit_tokens == 48);  // line 2: 3 blocks of line 1
@@ -110,74 +111,79 @@ TEST_CASE("Alibaba: the sample file -> 142 requests in 40 sessions, hits as make
 }
 
 TEST_CASE("Alibaba: bad records -> error names the file, the line and what was expected", "[unit]") {
-  const std::string good = line(1, "-1", "0.5", 20, 5, {1, 2});
+  const std::string good = alibaba_line(1, "-1", "0.5", 20, 5, {1, 2});
   // Missing fields, wrong types, negative lengths.
   CHECK(
-      parse_error(good + "{\"chat_id\": 2, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": []}\n") ==
+      alibaba_parse_error(good +
+                          "{\"chat_id\": 2, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": []}\n") ==
       "x.jsonl:2: input_length: expected an integer in [1, 2147483647], got nothing (the field is missing)");
-  CHECK(parse_error("{\"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0]}\n") ==
+  CHECK(alibaba_parse_error(
+            "{\"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0]}\n") ==
         "x.jsonl:1: chat_id: expected an integer >= 0, got nothing (the field is missing)");
-  CHECK(parse_error(good + line(2, "-1", "\"soon\"", 20, 5, {1, 2})) ==
+  CHECK(alibaba_parse_error(good + alibaba_line(2, "-1", "\"soon\"", 20, 5, {1, 2})) ==
         "x.jsonl:2: timestamp: expected a number >= 0, got \"soon\"");
-  CHECK(parse_error(line(2, "-1", "-0.5", 20, 5, {1, 2})) ==
+  CHECK(alibaba_parse_error(alibaba_line(2, "-1", "-0.5", 20, 5, {1, 2})) ==
         "x.jsonl:1: timestamp: expected a number >= 0, got -0.5");
-  CHECK(parse_error(good + line(2, "-1", "1", -16, 5, {})) ==
+  CHECK(alibaba_parse_error(good + alibaba_line(2, "-1", "1", -16, 5, {})) ==
         "x.jsonl:2: input_length: expected an integer in [1, 2147483647], got -16");
-  CHECK(parse_error(line(2, "-1", "1", 16, -3, {1})) ==
+  CHECK(alibaba_parse_error(alibaba_line(2, "-1", "1", 16, -3, {1})) ==
         "x.jsonl:1: output_length: expected an integer in [1, 2147483647], got -3");
-  CHECK(parse_error(line(-4, "-1", "1", 16, 3, {1})) ==
+  CHECK(alibaba_parse_error(alibaba_line(-4, "-1", "1", 16, 3, {1})) ==
         "x.jsonl:1: chat_id: expected an integer >= 0, got -4");
-  CHECK(parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, "
-                    "\"type\": 3, \"hash_ids\": [0]}\n") == "x.jsonl:1: type: expected a string, got 3");
-  CHECK(parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, "
-                    "\"turn\": -1, \"hash_ids\": [0]}\n") ==
+  CHECK(alibaba_parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, "
+                            "\"type\": 3, \"hash_ids\": [0]}\n") ==
+        "x.jsonl:1: type: expected a string, got 3");
+  CHECK(alibaba_parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, "
+                            "\"turn\": -1, \"hash_ids\": [0]}\n") ==
         "x.jsonl:1: turn: expected an integer >= 0, got -1");
-  CHECK(parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, "
-                    "\"hash_ids\": [0], \"session\": 3}\n")
+  CHECK(alibaba_parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, "
+                            "\"hash_ids\": [0], \"session\": 3}\n")
             .find("x.jsonl:1: session: unknown key (expected one of: chat_id, hash_ids,") == 0);
   // hash_ids: not an array, not integers, the wrong count.
-  CHECK(parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, "
-                    "\"hash_ids\": \"1,2\"}\n") ==
+  CHECK(alibaba_parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, "
+                            "\"hash_ids\": \"1,2\"}\n") ==
         "x.jsonl:1: hash_ids: expected an array of block ids, got \"1,2\"");
-  CHECK(parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 1, \"output_length\": 1}\n") ==
+  CHECK(alibaba_parse_error(
+            "{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 1, \"output_length\": 1}\n") ==
         "x.jsonl:1: hash_ids: expected an array of block ids, got nothing (the field is missing)");
-  CHECK(parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 20, \"output_length\": 1, "
-                    "\"hash_ids\": [1, \"a\"]}\n") ==
+  CHECK(alibaba_parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 20, \"output_length\": 1, "
+                            "\"hash_ids\": [1, \"a\"]}\n") ==
         "x.jsonl:1: hash_ids[1]: expected an integer >= 0, got \"a\"");
-  CHECK(parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 20, \"output_length\": 1, "
-                    "\"hash_ids\": [1, 2.5]}\n") ==
+  CHECK(alibaba_parse_error("{\"chat_id\": 1, \"timestamp\": 1, \"input_length\": 20, \"output_length\": 1, "
+                            "\"hash_ids\": [1, 2.5]}\n") ==
         "x.jsonl:1: hash_ids[1]: expected an integer >= 0, got 2.5");
-  CHECK(parse_error(good + line(2, "1", "1", 33, 5, {1, 2})) ==
+  CHECK(alibaba_parse_error(good + alibaba_line(2, "1", "1", 33, 5, {1, 2})) ==
         "x.jsonl:2: hash_ids: expected 3 block ids (ceil(33 / 16)), got 2");
   // Parents: unknown, later line, itself, a cycle, not an id, earlier in time than the child.
-  CHECK(parse_error(good + line(2, "99", "1", 16, 5, {1})) ==
+  CHECK(alibaba_parse_error(good + alibaba_line(2, "99", "1", 16, 5, {1})) ==
         "x.jsonl:2: parent_chat_id: 99 is not the chat_id of any line");
   CHECK(
-      parse_error(line(1, "2", "1", 16, 5, {1}) + line(2, "-1", "0", 16, 5, {1})) ==
+      alibaba_parse_error(alibaba_line(1, "2", "1", 16, 5, {1}) + alibaba_line(2, "-1", "0", 16, 5, {1})) ==
       "x.jsonl:1: parent_chat_id: 2 is the chat_id of line 2, a later line (expected a parent on an earlier "
       "line)");
-  CHECK(parse_error(good + line(5, "5", "1", 16, 5, {1})) ==
+  CHECK(alibaba_parse_error(good + alibaba_line(5, "5", "1", 16, 5, {1})) ==
         "x.jsonl:2: parent_chat_id: 5 is the request's own chat_id");
-  CHECK(parse_error(line(1, "2", "1", 16, 5, {1}) + line(2, "1", "1", 16, 5, {1}))
+  CHECK(alibaba_parse_error(alibaba_line(1, "2", "1", 16, 5, {1}) + alibaba_line(2, "1", "1", 16, 5, {1}))
             .find("x.jsonl:1: parent_chat_id: 2 is the chat_id of line 2, a later line") == 0);
-  CHECK(parse_error(good + line(2, "-2", "1", 16, 5, {1})) ==
+  CHECK(alibaba_parse_error(good + alibaba_line(2, "-2", "1", 16, 5, {1})) ==
         "x.jsonl:2: parent_chat_id: expected -1 or null (no parent) or the chat_id of an earlier line (an "
         "integer >= 0), got -2");
-  CHECK(parse_error(good + line(2, "\"1\"", "1", 16, 5, {1})).find("x.jsonl:2: parent_chat_id: expected") ==
-        0);
-  CHECK(parse_error(good + line(2, "1", "0.25", 16, 5, {1})) ==
+  CHECK(alibaba_parse_error(good + alibaba_line(2, "\"1\"", "1", 16, 5, {1}))
+            .find("x.jsonl:2: parent_chat_id: expected") == 0);
+  CHECK(alibaba_parse_error(good + alibaba_line(2, "1", "0.25", 16, 5, {1})) ==
         "x.jsonl:2: timestamp: expected >= 0.5 (its parent's, line 1), got 0.25");
-  CHECK(parse_error(good + line(1, "-1", "1", 16, 5, {1})) ==
+  CHECK(alibaba_parse_error(good + alibaba_line(1, "-1", "1", 16, 5, {1})) ==
         "x.jsonl:2: chat_id: duplicate 1 (first on line 1)");
   // Lines that are not records.
-  CHECK(parse_error(good + "{\"chat_id\": 2, \"timestamp\": 1").find("x.jsonl:2:") == 0);
-  CHECK(parse_error(good + "{\"chat_id\": 2, \"timestamp\": 1").find("malformed JSON") != std::string::npos);
-  CHECK(parse_error(good + "[1, 2]\n").find("x.jsonl:2: expected a JSON object") == 0);
-  CHECK(parse_error(good + "\n" + good) ==
+  CHECK(alibaba_parse_error(good + "{\"chat_id\": 2, \"timestamp\": 1").find("x.jsonl:2:") == 0);
+  CHECK(alibaba_parse_error(good + "{\"chat_id\": 2, \"timestamp\": 1").find("malformed JSON") !=
+        std::string::npos);
+  CHECK(alibaba_parse_error(good + "[1, 2]\n").find("x.jsonl:2: expected a JSON object") == 0);
+  CHECK(alibaba_parse_error(good + "\n" + good) ==
         "x.jsonl:2: blank line (the format holds exactly one request per line)");
-  CHECK(parse_error(good + "{\"chat_id\": 2, \"x\xff\": 1}\n") ==
+  CHECK(alibaba_parse_error(good + "{\"chat_id\": 2, \"x\xff\": 1}\n") ==
         "x.jsonl:2: invalid UTF-8 (byte 0xff at column 18)");
-  CHECK(parse_error("") == "x.jsonl: empty file: expected one request per line");
+  CHECK(alibaba_parse_error("") == "x.jsonl: empty file: expected one request per line");
 }
 
 TEST_CASE("Alibaba: missing file and unknown format -> errors naming them", "[unit]") {

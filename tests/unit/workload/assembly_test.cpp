@@ -8,7 +8,8 @@
 
 namespace {
 
-sim::config::ScenarioConfig load(const std::string& relative, const std::vector<std::string>& sets = {}) {
+sim::config::ScenarioConfig load_repo_scenario(const std::string& relative,
+                                               const std::vector<std::string>& sets = {}) {
   auto sc = sim::config::load_scenario(std::string(DPSIM_SOURCE_DIR) + "/" + relative, sets);
   INFO((sc ? std::string() : sc.status().message()));
   REQUIRE(sc);
@@ -22,7 +23,8 @@ sim::config::ScenarioConfig load(const std::string& relative, const std::vector<
 // over the window).
 TEST_CASE("build_workload: a turn over the model's context is dropped and counted, or an error naming it") {
   SECTION("drop: the long trajectory ends before its second turn") {
-    const auto sc = load("tests/bad_inputs/trace_over_context.json", {"workload.over_context=drop"});
+    const auto sc =
+        load_repo_scenario("tests/bad_inputs/trace_over_context.json", {"workload.over_context=drop"});
     auto w = sim::workload::build_workload(sc);
     REQUIRE(w);
     CHECK(w->dropped_turns == 1);
@@ -34,7 +36,7 @@ TEST_CASE("build_workload: a turn over the model's context is dropped and counte
     CHECK(w->replay.empty());
   }
   SECTION("error: the trajectory, the turn and the tokens") {
-    const auto sc = load("tests/bad_inputs/trace_over_context.json");
+    const auto sc = load_repo_scenario("tests/bad_inputs/trace_over_context.json");
     auto w = sim::workload::build_workload(sc);
     REQUIRE_FALSE(w);
     const std::string m = w.status().message();
@@ -48,7 +50,7 @@ TEST_CASE("build_workload: a turn over the model's context is dropped and counte
 // The Mooncake excerpt replayed: every line is one request; the totals are recounted here from the file
 // itself (input = hit + miss, output = gen, hit capped at input - 1 so that one token is computed).
 TEST_CASE("build_workload: a replayed trace's requests and token totals match the file's") {
-  const auto sc = load("tests/e2e/cases/replay_1p1d.json");
+  const auto sc = load_repo_scenario("tests/e2e/cases/replay_1p1d.json");
   auto w = sim::workload::build_workload(sc);
   REQUIRE(w);
   std::ifstream in(std::string(DPSIM_SOURCE_DIR) + "/tests/e2e/cases/mooncake_excerpt.jsonl");

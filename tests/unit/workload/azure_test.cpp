@@ -3,18 +3,18 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "tests/unit/workload/public_traces.h"
+
 namespace wl = sim::workload;
 
 namespace {
 
-std::string public_trace(const char* name) {
-  return std::string(DPSIM_SOURCE_DIR) + "/traces/public/" + name;
-}
+using sim::testing::public_trace;
 
 const char* kHeader = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
 
 // The error message of parsing `text` as "x.csv" (REQUIRES: it fails).
-std::string parse_error(const std::string& text) {
+std::string azure_parse_error(const std::string& text) {
   auto r = wl::parse_azure(text, "x.csv");
   REQUIRE_FALSE(r.is_ok());
   return r.status().message();
@@ -89,25 +89,25 @@ TEST_CASE("Azure: CRLF, fractions, a leap day and rows out of order -> exact rel
 TEST_CASE("Azure: malformed input -> error names the file, the line and the column", "[unit]") {
   const std::string h = kHeader;
   const std::string good = "2023-11-16 18:17:03.9799600,4808,10\n";
-  CHECK(parse_error("") ==
+  CHECK(azure_parse_error("") ==
         "x.csv: empty file: expected the header TIMESTAMP,ContextTokens,GeneratedTokens and one request per "
         "line");
-  CHECK(parse_error(h) == "x.csv: no requests after the header");
-  CHECK(parse_error("TIMESTAMP,ContextTokens\n" + good) ==
+  CHECK(azure_parse_error(h) == "x.csv: no requests after the header");
+  CHECK(azure_parse_error("TIMESTAMP,ContextTokens\n" + good) ==
         "x.csv:1: header: expected TIMESTAMP,ContextTokens,GeneratedTokens, got \"TIMESTAMP,ContextTokens\"");
-  CHECK(parse_error(h + good + "2023-11-16 18:17:04.0319600,3180\n") ==
+  CHECK(azure_parse_error(h + good + "2023-11-16 18:17:04.0319600,3180\n") ==
         "x.csv:3: expected 3 comma-separated fields (TIMESTAMP,ContextTokens,GeneratedTokens), got 2");
-  CHECK(parse_error(h + good + good + "2023-11-16 18:17:04,1,2,3\n").find("x.csv:4: expected 3") == 0);
-  CHECK(parse_error(h + "2023-11-16 18:17:04.0319600,0,8\n") ==
+  CHECK(azure_parse_error(h + good + good + "2023-11-16 18:17:04,1,2,3\n").find("x.csv:4: expected 3") == 0);
+  CHECK(azure_parse_error(h + "2023-11-16 18:17:04.0319600,0,8\n") ==
         "x.csv:2: ContextTokens: expected an integer in [1, 2147483647], got \"0\"");
-  CHECK(parse_error(h + "2023-11-16 18:17:04.0319600,-5,8\n") ==
+  CHECK(azure_parse_error(h + "2023-11-16 18:17:04.0319600,-5,8\n") ==
         "x.csv:2: ContextTokens: expected an integer in [1, 2147483647], got \"-5\"");
-  CHECK(parse_error(h + "2023-11-16 18:17:04.0319600,12.5,8\n").find("x.csv:2: ContextTokens:") == 0);
-  CHECK(parse_error(h + "2023-11-16 18:17:04.0319600, 12,8\n").find("x.csv:2: ContextTokens:") == 0);
-  CHECK(parse_error(h + "2023-11-16 18:17:04.0319600,12,\n") ==
+  CHECK(azure_parse_error(h + "2023-11-16 18:17:04.0319600,12.5,8\n").find("x.csv:2: ContextTokens:") == 0);
+  CHECK(azure_parse_error(h + "2023-11-16 18:17:04.0319600, 12,8\n").find("x.csv:2: ContextTokens:") == 0);
+  CHECK(azure_parse_error(h + "2023-11-16 18:17:04.0319600,12,\n") ==
         "x.csv:2: GeneratedTokens: expected an integer in [1, 2147483647], got \"\"");
-  CHECK(parse_error(h + "2023-11-16 18:17:04.0319600,12,2147483648\n").find("x.csv:2: GeneratedTokens:") ==
-        0);
+  CHECK(azure_parse_error(h + "2023-11-16 18:17:04.0319600,12,2147483648\n")
+            .find("x.csv:2: GeneratedTokens:") == 0);
   const char* bad_times[] = {"2023-13-16 18:17:04",     "2023-02-29 00:00:00",
                              "2023-11-16 24:00:00",     "2023-11-16 18:60:00",
                              "2023-11-16 18:17",        "2023-11-16T18:17:04",
@@ -116,13 +116,13 @@ TEST_CASE("Azure: malformed input -> error names the file, the line and the colu
                              "23-11-16 18:17:04.5"};
   for (const char* bad : bad_times) {
     INFO(bad);
-    CHECK(parse_error(h + good + bad + ",1,1\n")
+    CHECK(azure_parse_error(h + good + bad + ",1,1\n")
               .find("x.csv:3: TIMESTAMP: expected a date and time YYYY-MM-DD HH:MM:SS[.fraction of 1-9 "
                     "digits], got \"") == 0);
   }
-  CHECK(parse_error(h + good + "\n" + good) ==
+  CHECK(azure_parse_error(h + good + "\n" + good) ==
         "x.csv:3: blank line (the format holds exactly one request per line)");
-  CHECK(parse_error(h + "2023-11-16 18:17:04\xe9,1,1\n") ==
+  CHECK(azure_parse_error(h + "2023-11-16 18:17:04\xe9,1,1\n") ==
         "x.csv:2: invalid UTF-8 (byte 0xe9 at column 20)");
   auto missing = wl::read_azure("/nonexistent/dpsim/trace.csv");
   REQUIRE_FALSE(missing.is_ok());

@@ -5,16 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/workload/public_traces.h"
+
 namespace wl = sim::workload;
 
 namespace {
 
-std::string public_trace(const char* name) {
-  return std::string(DPSIM_SOURCE_DIR) + "/traces/public/" + name;
-}
+using sim::testing::public_trace;
 
 // One Mooncake line.
-std::string line(int64_t ts, int64_t input, int64_t output, const std::vector<int64_t>& ids) {
+std::string mooncake_line(int64_t ts, int64_t input, int64_t output, const std::vector<int64_t>& ids) {
   std::string s = "{\"timestamp\": " + std::to_string(ts) + ", \"input_length\": " + std::to_string(input) +
                   ", \"output_length\": " + std::to_string(output) + ", \"hash_ids\": [";
   for (size_t k = 0; k < ids.size(); ++k) s += (k ? ", " : "") + std::to_string(ids[k]);
@@ -22,7 +22,7 @@ std::string line(int64_t ts, int64_t input, int64_t output, const std::vector<in
 }
 
 // The error message of parsing `text` as "x.jsonl" (REQUIRES: it fails).
-std::string parse_error(const std::string& text, const wl::MooncakeOptions& o = {}) {
+std::string mooncake_parse_error(const std::string& text, const wl::MooncakeOptions& o = {}) {
   auto r = wl::parse_mooncake(text, "x.jsonl", o);
   REQUIRE_FALSE(r.is_ok());
   return r.status().message();
@@ -30,14 +30,14 @@ std::string parse_error(const std::string& text, const wl::MooncakeOptions& o = 
 
 // Block 0 is a system prompt. Conversation A: lines 2, 4, 6; B: line 3; lines 1, 5, 7 hold only the
 // system prompt as a full block. Hit, session and arrival of each line are worked out in the test.
-std::string small_trace() {
-  return line(0, 1000, 10, {0, 1}) +                       // 1: full [0], partial 1
-         line(0, 1600, 20, {0, 2, 3, 4}) +                 // 2: A turn 0, full [0 2 3]
-         line(3000, 2100, 30, {0, 5, 6, 7, 8}) +           // 3: B
-         line(3000, 2600, 40, {0, 2, 3, 9, 10, 11}) +      // 4: A turn 1, full [0 2 3 9 10]
-         line(6000, 512, 50, {0}) +                        // 5: exactly the system prompt
-         line(9000, 3100, 60, {0, 2, 3, 9, 10, 11, 12}) +  // 6: A turn 2 (block 11 now full)
-         line(9000, 600, 70, {0, 13});                     // 7
+std::string small_mooncake_trace() {
+  return mooncake_line(0, 1000, 10, {0, 1}) +                       // 1: full [0], partial 1
+         mooncake_line(0, 1600, 20, {0, 2, 3, 4}) +                 // 2: A turn 0, full [0 2 3]
+         mooncake_line(3000, 2100, 30, {0, 5, 6, 7, 8}) +           // 3: B
+         mooncake_line(3000, 2600, 40, {0, 2, 3, 9, 10, 11}) +      // 4: A turn 1, full [0 2 3 9 10]
+         mooncake_line(6000, 512, 50, {0}) +                        // 5: exactly the system prompt
+         mooncake_line(9000, 3100, 60, {0, 2, 3, 9, 10, 11, 12}) +  // 6: A turn 2 (block 11 now full)
+         mooncake_line(9000, 600, 70, {0, 13});                     // 7
 }
 
 }  // namespace
@@ -98,7 +98,7 @@ TEST_CASE("Mooncake: synthetic trace -> parses with every follow-up turn chained
 TEST_CASE("Mooncake: hand-built trace -> hits, sessions and spread arrivals as documented", "[unit]") {
   wl::MooncakeOptions o;
   o.shared_fanout = 2;  // block 0 is followed by blocks 2, 5 (full): shared; nothing else is
-  auto t = wl::parse_mooncake(small_trace(), "small", o);
+  auto t = wl::parse_mooncake(small_mooncake_trace(), "small", o);
   REQUIRE(t.is_ok());
   REQUIRE(t->requests.size() == 7);
   struct Want {
@@ -125,14 +125,14 @@ TEST_CASE("Mooncake: hand-built trace -> hits, sessions and spread arrivals as d
   CHECK(wl::token_weighted_hit(*t) == Approx(6656.0 / 11512.0));
 
   SECTION("a fan-out threshold above the system prompt's -> everything chains through it") {
-    auto all = wl::parse_mooncake(small_trace(), "small");  // default 16
+    auto all = wl::parse_mooncake(small_mooncake_trace(), "small");  // default 16
     REQUIRE(all.is_ok());
     CHECK(all->sessions == 1);
     CHECK(all->requests.back().turn == 6);
   }
   SECTION("spreading off -> requests of one bucket arrive together") {
     o.spread_buckets = false;
-    auto flat = wl::parse_mooncake(small_trace(), "small", o);
+    auto flat = wl::parse_mooncake(small_mooncake_trace(), "small", o);
     REQUIRE(flat.is_ok());
     CHECK(flat->requests[1].arrival_s == 0.0);
     CHECK(flat->requests[6].arrival_s == 9.0);
@@ -141,7 +141,8 @@ TEST_CASE("Mooncake: hand-built trace -> hits, sessions and spread arrivals as d
 
 TEST_CASE("Mooncake: lines out of time order -> sorted, ties in line order, hits in arrival order",
           "[unit]") {
-  std::string text = line(5000, 1024, 1, {0, 1}) + line(2000, 1024, 2, {0, 1}) + line(2000, 600, 3, {0, 2});
+  std::string text = mooncake_line(5000, 1024, 1, {0, 1}) + mooncake_line(2000, 1024, 2, {0, 1}) +
+                     mooncake_line(2000, 600, 3, {0, 2});
   auto t = wl::parse_mooncake(text, "x.jsonl");
   REQUIRE(t.is_ok());
   CHECK(t->requests[0].output_tokens == 2);
@@ -163,54 +164,62 @@ TEST_CASE("Mooncake: lines out of time order -> sorted, ties in line order, hits
 }
 
 TEST_CASE("Mooncake: malformed lines -> error names the file, the line and the field", "[unit]") {
-  std::string good = line(0, 1000, 10, {0, 1});
-  CHECK(parse_error(good + "{\"timestamp\": 0, \"input_length\": 10").find("x.jsonl:2:") == 0);
-  CHECK(parse_error(good + "{\"timestamp\": 0, \"input_length\": 10").find("malformed JSON") !=
+  std::string good = mooncake_line(0, 1000, 10, {0, 1});
+  CHECK(mooncake_parse_error(good + "{\"timestamp\": 0, \"input_length\": 10").find("x.jsonl:2:") == 0);
+  CHECK(mooncake_parse_error(good + "{\"timestamp\": 0, \"input_length\": 10").find("malformed JSON") !=
         std::string::npos);
-  CHECK(parse_error(good + good + line(0, 1000, 10, {0})) ==
+  CHECK(mooncake_parse_error(good + good + mooncake_line(0, 1000, 10, {0})) ==
         "x.jsonl:3: hash_ids: expected 2 block ids (ceil(1000 / 512)), got 1");
-  CHECK(parse_error(good + line(0, 0, 10, {})) ==
+  CHECK(mooncake_parse_error(good + mooncake_line(0, 0, 10, {})) ==
         "x.jsonl:2: input_length: expected an integer in [1, 2147483647], got 0");
-  CHECK(parse_error(good + line(0, -5, 10, {})) ==
+  CHECK(mooncake_parse_error(good + mooncake_line(0, -5, 10, {})) ==
         "x.jsonl:2: input_length: expected an integer in [1, 2147483647], got -5");
-  CHECK(parse_error(line(0, 100, 0, {0})) ==
+  CHECK(mooncake_parse_error(mooncake_line(0, 100, 0, {0})) ==
         "x.jsonl:1: output_length: expected an integer in [1, 2147483647], got 0");
-  CHECK(parse_error(line(-1, 100, 1, {0})) == "x.jsonl:1: timestamp: expected an integer >= 0, got -1");
-  CHECK(parse_error("{\"timestamp\": 1.5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0]}")
+  CHECK(mooncake_parse_error(mooncake_line(-1, 100, 1, {0})) ==
+        "x.jsonl:1: timestamp: expected an integer >= 0, got -1");
+  CHECK(mooncake_parse_error(
+            "{\"timestamp\": 1.5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0]}")
             .find("x.jsonl:1: timestamp: expected an integer") == 0);
-  CHECK(parse_error(good + line(0, 100, 1, {-3})) ==
+  CHECK(mooncake_parse_error(good + mooncake_line(0, 100, 1, {-3})) ==
         "x.jsonl:2: hash_ids[0]: expected an integer >= 0, got -3");
-  CHECK(parse_error("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [\"a\"]}") ==
+  CHECK(mooncake_parse_error(
+            "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [\"a\"]}") ==
         "x.jsonl:1: hash_ids[0]: expected an integer >= 0, got \"a\"");
-  CHECK(parse_error("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": 7}") ==
+  CHECK(mooncake_parse_error(
+            "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": 7}") ==
         "x.jsonl:1: hash_ids: expected an array of block ids, got 7");
-  CHECK(parse_error("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}") ==
+  CHECK(mooncake_parse_error("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}") ==
         "x.jsonl:1: hash_ids: expected an array of block ids, got nothing (the field is missing)");
-  CHECK(parse_error("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0], "
-                    "\"session\": 3}")
-            .find("x.jsonl:1: session: unknown key") == 0);
-  CHECK(parse_error(good + "[1, 2]\n").find("x.jsonl:2: expected a JSON object") == 0);
-  CHECK(parse_error(good + "\n" + good) ==
+  CHECK(
+      mooncake_parse_error("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0], "
+                           "\"session\": 3}")
+          .find("x.jsonl:1: session: unknown key") == 0);
+  CHECK(mooncake_parse_error(good + "[1, 2]\n").find("x.jsonl:2: expected a JSON object") == 0);
+  CHECK(mooncake_parse_error(good + "\n" + good) ==
         "x.jsonl:2: blank line (the format holds exactly one request per line)");
-  CHECK(parse_error(good + "{\"timestamp\": 0, \"x\xff\": 1}\n") ==
+  CHECK(mooncake_parse_error(good + "{\"timestamp\": 0, \"x\xff\": 1}\n") ==
         "x.jsonl:2: invalid UTF-8 (byte 0xff at column 20)");
-  CHECK(parse_error("") == "x.jsonl: empty file: expected one request per line");
-  CHECK(parse_error("{\"timestamp\": 1e999, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0]}")
+  CHECK(mooncake_parse_error("") == "x.jsonl: empty file: expected one request per line");
+  CHECK(mooncake_parse_error(
+            "{\"timestamp\": 1e999, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0]}")
             .find("x.jsonl:1: ") == 0);
 }
 
 TEST_CASE("Mooncake: an id after two different predecessors -> prefix-consistency error", "[unit]") {
-  std::string text = line(0, 1000, 1, {0, 1}) + line(0, 1000, 1, {2, 1});
-  CHECK(parse_error(text) ==
+  std::string text = mooncake_line(0, 1000, 1, {0, 1}) + mooncake_line(0, 1000, 1, {2, 1});
+  CHECK(mooncake_parse_error(text) ==
         "x.jsonl:2: hash_ids[1]: expected block 1 after block 0 (as on line 1; an id names a block and its "
         "whole prefix), got it after block 2");
-  CHECK(parse_error(line(0, 1000, 1, {4, 4})).find("x.jsonl:1: hash_ids[1]: expected block 4 first") == 0);
+  CHECK(mooncake_parse_error(mooncake_line(0, 1000, 1, {4, 4}))
+            .find("x.jsonl:1: hash_ids[1]: expected block 4 first") == 0);
 }
 
 TEST_CASE("Mooncake: bad options and missing file -> errors", "[unit]") {
   wl::MooncakeOptions o;
   o.shared_fanout = 1;
-  CHECK(parse_error(line(0, 1, 1, {0}), o) == "x.jsonl: shared_fanout: expected an integer >= 2, got 1");
+  CHECK(mooncake_parse_error(mooncake_line(0, 1, 1, {0}), o) ==
+        "x.jsonl: shared_fanout: expected an integer >= 2, got 1");
   auto missing = wl::read_mooncake("/nonexistent/dpsim/trace.jsonl");
   REQUIRE_FALSE(missing.is_ok());
   CHECK(missing.status().message().find("/nonexistent/dpsim/trace.jsonl: cannot open") == 0);

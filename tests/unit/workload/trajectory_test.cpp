@@ -11,7 +11,7 @@ namespace wl = sim::workload;
 namespace {
 
 // The error message of parsing `text` as file "x.jsonl" (REQUIRES: it fails).
-std::string parse_error(const std::string& text) {
+std::string trajectory_parse_error(const std::string& text) {
   auto r = wl::parse_trajectories(text, "x.jsonl");
   REQUIRE_FALSE(r.is_ok());
   return r.status().message();
@@ -67,46 +67,51 @@ TEST_CASE("Trajectory: write_trajectories then read_trajectories -> round trip t
 TEST_CASE("Trajectory: bad field -> error names file, line and field", "[unit]") {
   std::string text =
       std::string(kGood) + "{\"id\":\"b\",\"turns\":[{\"append\":1,\"gen\":1},{\"append\":-5,\"gen\":1}]}\n";
-  CHECK(parse_error(text) == "x.jsonl:2: turns[1].append: expected an integer in [1, 2147483647], got -5");
+  CHECK(trajectory_parse_error(text) ==
+        "x.jsonl:2: turns[1].append: expected an integer in [1, 2147483647], got -5");
   CHECK(
-      parse_error("{\"id\":\"a\",\"turns\":[{\"append\":1}]}") ==
+      trajectory_parse_error("{\"id\":\"a\",\"turns\":[{\"append\":1}]}") ==
       "x.jsonl:1: turns[0].gen: expected an integer in [1, 2147483647], got nothing (the field is missing)");
-  CHECK(parse_error("{\"id\":\"a\",\"turns\":[{\"append\":1.5,\"gen\":1}]}")
+  CHECK(trajectory_parse_error("{\"id\":\"a\",\"turns\":[{\"append\":1.5,\"gen\":1}]}")
             .find("x.jsonl:1: turns[0].append") == 0);
-  CHECK(parse_error("{\"id\":\"a\",\"turns\":[{\"append\":1,\"gen\":0}]}").find("x.jsonl:1: turns[0].gen") ==
-        0);
-  CHECK(parse_error("{\"id\":\"a\",\"turns\":[{\"append\":1,\"gen\":1,\"think_s\":-1}]}")
+  CHECK(trajectory_parse_error("{\"id\":\"a\",\"turns\":[{\"append\":1,\"gen\":0}]}")
+            .find("x.jsonl:1: turns[0].gen") == 0);
+  CHECK(trajectory_parse_error("{\"id\":\"a\",\"turns\":[{\"append\":1,\"gen\":1,\"think_s\":-1}]}")
             .find("x.jsonl:1: turns[0].think_s: expected a number >= 0") == 0);
-  CHECK(parse_error("{\"id\":\"a\",\"turns\":[{\"append\":1,\"gen\":1,\"tool\":3}]}")
+  CHECK(trajectory_parse_error("{\"id\":\"a\",\"turns\":[{\"append\":1,\"gen\":1,\"tool\":3}]}")
             .find("x.jsonl:1: turns[0].tool: unknown key") == 0);
-  CHECK(parse_error("{\"id\":\"a\",\"turns\":[],\"x\":1}")
+  CHECK(trajectory_parse_error("{\"id\":\"a\",\"turns\":[],\"x\":1}")
             .find("x.jsonl:1: turns: expected a non-empty array") == 0);
-  CHECK(parse_error("{\"id\":\"\",\"turns\":[{\"append\":1,\"gen\":1}]}")
+  CHECK(trajectory_parse_error("{\"id\":\"\",\"turns\":[{\"append\":1,\"gen\":1}]}")
             .find("x.jsonl:1: id: expected a non-empty") == 0);
-  CHECK(parse_error("{\"id\":7,\"turns\":[{\"append\":1,\"gen\":1}]}")
+  CHECK(trajectory_parse_error("{\"id\":7,\"turns\":[{\"append\":1,\"gen\":1}]}")
             .find("x.jsonl:1: id: expected a string") == 0);
-  CHECK(parse_error("{\"id\":\"a\",\"turns\":[5]}").find("x.jsonl:1: turns[0]: expected an object") == 0);
-  CHECK(parse_error("[1,2]").find("x.jsonl:1: expected a JSON object") == 0);
-  CHECK(parse_error(std::string(kGood) + "{\"id\":\"a\",\"turns\":[{\"append\":1,\"gen\":1}],\"extra\":1}\n")
+  CHECK(trajectory_parse_error("{\"id\":\"a\",\"turns\":[5]}")
+            .find("x.jsonl:1: turns[0]: expected an object") == 0);
+  CHECK(trajectory_parse_error("[1,2]").find("x.jsonl:1: expected a JSON object") == 0);
+  CHECK(trajectory_parse_error(std::string(kGood) +
+                               "{\"id\":\"a\",\"turns\":[{\"append\":1,\"gen\":1}],\"extra\":1}\n")
             .find("x.jsonl:2: extra: unknown key") == 0);
 }
 
 TEST_CASE("Trajectory: empty, blank, truncated, non-UTF-8 and duplicate -> errors with line numbers",
           "[unit]") {
-  CHECK(parse_error("") == "x.jsonl: empty file: expected one trajectory per line");
-  CHECK(parse_error("\n") == "x.jsonl:1: blank line (the format holds exactly one trajectory per line)");
-  CHECK(parse_error(std::string(kGood) + "  \n" + kGood).find("x.jsonl:2: blank line") == 0);
+  CHECK(trajectory_parse_error("") == "x.jsonl: empty file: expected one trajectory per line");
+  CHECK(trajectory_parse_error("\n") ==
+        "x.jsonl:1: blank line (the format holds exactly one trajectory per line)");
+  CHECK(trajectory_parse_error(std::string(kGood) + "  \n" + kGood).find("x.jsonl:2: blank line") == 0);
   std::string truncated = std::string(kGood) + "{\"id\":\"b\",\"turns\":[{\"append\":1,\"gen\":1}]}\n" +
                           "{\"id\":\"c\",\"turns\":[{\"append\":1,";
-  std::string msg = parse_error(truncated);
+  std::string msg = trajectory_parse_error(truncated);
   CHECK(msg.find("x.jsonl:3:32: malformed JSON") == 0);
   CHECK(msg.find("malformed JSON") != std::string::npos);
-  CHECK(parse_error(std::string(kGood) + "{\"id\":\"b\xff\",\"turns\":[{\"append\":1,\"gen\":1}]}\n") ==
+  CHECK(trajectory_parse_error(std::string(kGood) +
+                               "{\"id\":\"b\xff\",\"turns\":[{\"append\":1,\"gen\":1}]}\n") ==
         "x.jsonl:2: invalid UTF-8 (byte 0xff at column 9)");
-  CHECK(parse_error("{\"id\":\"\xc0\xaf\",\"turns\":[{\"append\":1,\"gen\":1}]}")
+  CHECK(trajectory_parse_error("{\"id\":\"\xc0\xaf\",\"turns\":[{\"append\":1,\"gen\":1}]}")
             .find("x.jsonl:1: invalid UTF-8") == 0);  // overlong encoding
   std::string dup = std::string(kGood) + "{\"id\":\"b\",\"turns\":[{\"append\":1,\"gen\":1}]}\n" + kGood;
-  CHECK(parse_error(dup) == "x.jsonl:3: id: duplicate \"a\" (first on line 1)");
+  CHECK(trajectory_parse_error(dup) == "x.jsonl:3: id: duplicate \"a\" (first on line 1)");
 }
 
 TEST_CASE("Trajectory: final newline optional, CRLF accepted -> parses", "[unit]") {
