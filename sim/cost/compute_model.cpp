@@ -101,8 +101,8 @@ double prefill_flops(const config::ModelSpec& m, const Chunk& c) {
 
 GpuRates gpu_rates(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e) {
   GpuRates r;
-  r.prefill_attention =
-      hw.gpu_flops * (m.prefill_mha ? e.k_prefill_attention_mha : e.k_prefill_attention_mqa);
+  r.prefill_attention_mqa = hw.gpu_flops * e.k_prefill_attention_mqa;
+  r.prefill_attention = m.prefill_mha ? hw.gpu_flops * e.k_prefill_attention_mha : r.prefill_attention_mqa;
   r.decode_attention = hw.gpu_flops * (m.sparse() ? e.k_decode_attention_sparse : e.k_decode_attention_dense);
   r.indexer = hw.gpu_flops * e.k_indexer;
   const double peak = m.gemm_precision == "bf16" ? hw.bf16_flops() : hw.gpu_flops;
@@ -118,8 +118,8 @@ double attention_time_s(const config::ModelSpec& m, const config::HardwareSpec& 
   if (c.bsz <= 0) return 0;
   const GpuRates r = gpu_rates(m, hw, e);
   const MainAttention a = main_attention(m, c);
-  const double rate = a.mha ? r.prefill_attention : hw.gpu_flops * e.k_prefill_attention_mqa;
-  return (a.flops / rate + indexer_flops_per_pair(m) * indexed_tokens(m, c) / r.indexer) /
+  return (a.flops / (a.mha ? r.prefill_attention : r.prefill_attention_mqa) +
+          indexer_flops_per_pair(m) * indexed_tokens(m, c) / r.indexer) /
          e.k_prefill_efficiency;
 }
 

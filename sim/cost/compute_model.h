@@ -52,13 +52,15 @@ double prefill_flops(const config::ModelSpec& m, const Chunk& c);
 
 // ---- The GPU's rates for this model: the node's peaks times the engine's kernel fractions ----
 struct GpuRates {
-  double prefill_attention = 0;  // FLOP/s of the main attention in the model's prefill form
-  double decode_attention = 0;   // FLOP/s of the main attention in decode (dense or sparse kernel)
-  double indexer = 0;            // FLOP/s of the DSA indexer (prefill and decode)
-  double gemm = 0;               // FLOP/s at the model's GEMM precision
-  double decode_experts = 0;     // FLOP/s of the decode step's routed-expert GEMMs
-  double gemm_hbm = 0;           // B/s of weight reads
-  double attention_hbm = 0;      // B/s of KV reads
+  double prefill_attention = 0;      // FLOP/s of the main attention in the model's prefill form
+  double prefill_attention_mqa = 0;  // the same in absorbed (MQA) form, which a chunk of a few new tokens
+                                     // over a long cache runs in when it costs fewer FLOPs
+  double decode_attention = 0;       // FLOP/s of the main attention in decode (dense or sparse kernel)
+  double indexer = 0;                // FLOP/s of the DSA indexer (prefill and decode)
+  double gemm = 0;                   // FLOP/s at the model's GEMM precision
+  double decode_experts = 0;         // FLOP/s of the decode step's routed-expert GEMMs
+  double gemm_hbm = 0;               // B/s of weight reads
+  double attention_hbm = 0;          // B/s of KV reads
 };
 GpuRates gpu_rates(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e);
 
