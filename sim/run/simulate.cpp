@@ -358,14 +358,16 @@ StatusOr<Results> simulate(const config::ScenarioConfig& sc, const RunOptions& o
     j["requests"] = {{"path", sc.outputs.requests}, {"records", request_log->records()}};
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  const double activities =
-      static_cast<double>(transport.transfers()) + static_cast<double>(rec.timed_activities);
+  const double activities = static_cast<double>(transport.transfers() + transport.polls()) +
+                            static_cast<double>(rec.timed_activities);
   // Wall-clock figures and simulator work counters (not part of the deterministic result).
   j["run_info"] = {{"wall_s", wall},
                    {"turns_per_wall_s", wall > 0 ? rec.turns_completed / wall : 0},
                    {"sim_s_per_wall_s", wall > 0 ? end / wall : 0},
                    {"activities", activities},
                    {"gpu_executions", rec.compute_activities},
+                   {"transfers", transport.transfers()},
+                   {"transfer_polls", transport.polls()},
                    {"decode_plans", rec.decode_plans},
                    {"activities_per_wall_s", wall > 0 ? activities / wall : 0},
                    {"peak_transfers_in_flight", transport.peak_in_flight()},

@@ -95,6 +95,7 @@ Transport::Handle Transport::start(sg4::Host* from, sg4::Host* to, double bytes,
       f.comm = sg4::Comm::sendto_async(from, to, static_cast<uint64_t>(f.size));
     }
     transfers_++;
+    f.mark_s = sg4::Engine::get_clock();
   }
   Handle id;
   if (!free_.empty()) {
@@ -138,6 +139,39 @@ Status Transport::wait(Handle handle, double* sent) {
   if (sent != nullptr) *sent = st.is_ok() ? f.size : f.reported;
   close(handle);  // a failed transfer: what it had not sent never crosses its links
   return st;
+}
+
+double Transport::narrowest(const std::vector<int>& route) const {
+  double bw = 0;
+  for (int l : route) {
+    const double b = h_.links[l].link->get_bandwidth();
+    if (bw <= 0 || b < bw) bw = b;
+  }
+  return bw;
+}
+
+Status Transport::wait_until(Handle handle, double bytes) {
+  // The first estimate is the route's narrowest link, the fastest the transfer can go: it wakes early rather
+  // than late. (A rate remembered from an earlier transfer on the route was tried: a third fewer sleeps,
+  // members released 4 ms late on average instead of 1.3 ms, bench 2P4D.)
+  if (flows_[handle].rate <= 0) flows_[handle].rate = narrowest(*flows_[handle].route);
+  while (true) {
+    // Re-read by handle after every simcall: other actors may start transfers and grow flows_.
+    const double done = sent(handle), now = sg4::Engine::get_clock();
+    Flow& f = flows_[handle];
+    if (done > f.mark_bytes && now > f.mark_s) {  // the rate since the last reading (piecewise constant)
+      f.rate = (done - f.mark_bytes) / (now - f.mark_s);
+      f.mark_bytes = done;
+      f.mark_s = now;
+    }
+    // A comm of whole bytes: its members' ends are rounded as its size is.
+    if (done >= std::min(bytes, f.size) - 0.5) return Status::ok();
+    if (f.failed)
+      return Status::error(fmt::format("transfer {} -> {} of {} bytes failed after {} bytes",
+                                       f.from->get_name(), f.to->get_name(), f.size, done));
+    polls_++;
+    sg4::this_actor::sleep_for((bytes - done) / std::max(f.rate, 1.0));
+  }
 }
 
 void Transport::close(Handle handle) {

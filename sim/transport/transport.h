@@ -1,8 +1,9 @@
 // Transport: every transfer of the simulation. A transfer of `bytes` from one host to another, in a
 // traffic class, is one SimGrid comm on the platform's route (platform/handles.h); its rate comes from
-// SimGrid's max-min sharing. Waiting for it returns a Status: a transfer whose link failed is a value the
-// caller handles, not an exception. Byte metering observes the transport (TransferObserver); it never
-// carries traffic itself.
+// SimGrid's max-min sharing. A transfer may carry several requests' bytes back to back (an aggregate,
+// sim/README.md): wait_until() tells when each one's part has crossed. Waiting for it returns a Status: a
+// transfer whose link failed is a value the caller handles, not an exception. Byte metering observes the
+// transport (TransferObserver); it never carries traffic itself.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +61,12 @@ class Transport {
   double sent(Handle handle);
   // The same for several transfers, read in one simcall: out[i] for handles[i].
   void sent(const std::vector<Handle>& handles, std::vector<double>& out);
+  // Waits until a transfer has sent at least `bytes` of its size, and leaves it running: a member of an
+  // aggregate (one comm that carries several requests' bytes back to back, each done when the comm's
+  // progress passes its end) is released this way; wait() then ends the transfer, once. It never returns
+  // before the bytes have crossed: it reads the progress, sleeps for what is left at the rate it last saw
+  // (at first the narrowest link of the route), and reads again. An error if the transfer failed first.
+  Status wait_until(Handle handle, double bytes);
   // start() + wait().
   Status send(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes,
               TrafficClass c = TrafficClass::kKv) {
@@ -81,6 +88,8 @@ class Transport {
   size_t in_flight() const { return flows_.size() - free_.size(); }
   size_t peak_in_flight() const { return peak_in_flight_; }
   uint64_t transfers() const { return transfers_; }
+  // The sleeps of wait_until (timed activities of the transport's own).
+  uint64_t polls() const { return polls_; }
   // Other activities in flight (executions, timers), counted into peak_activities().
   void count_other_in_flight(const int* n) { other_in_flight_ = n; }
   size_t peak_activities() const { return peak_activities_; }
@@ -96,6 +105,8 @@ class Transport {
     simgrid::s4u::Host* from = nullptr;
     simgrid::s4u::Host* to = nullptr;
     bool failed = false;
+    // wait_until's reading: the bytes sent at mark_s, and the rate since the reading before (B/s).
+    double mark_s = 0, mark_bytes = 0, rate = 0;
   };
   bool crosses_down(const std::vector<int>& route) const {
     for (int l : route)
@@ -103,6 +114,8 @@ class Transport {
     return false;
   }
   const std::vector<int>& route(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
+  // The narrowest bandwidth of an accounted route (B/s; 0 for an empty route).
+  double narrowest(const std::vector<int>& route) const;
   simgrid::s4u::Host* endpoint(simgrid::s4u::Host* host, TrafficClass c) const;
   void report(Flow& f, double done);
   // f's bytes sent so far, reported. REQUIRES: in SimGrid's kernel (inside a simcall), so that reading the
@@ -134,6 +147,7 @@ class Transport {
   size_t peak_activities_ = 0;
   const int* other_in_flight_ = nullptr;
   uint64_t transfers_ = 0;
+  uint64_t polls_ = 0;
 };
 
 }  // namespace sim::transport
