@@ -227,26 +227,49 @@ void DecodeService::loader(int de_id) {
     }
     return -1;
   };
+  // The bytes of a request's copy into HBM (none with the DE buffer in HBM: its KV is there).
+  auto copy_bytes = [&](const Request& r) {
+    return de_buffer_hbm(c_) ? 0.0 : wire_bytes(r, (r.hit + r.miss) * c_.kv_token);
+  };
+  std::vector<RequestId> members;
   while (true) {
     int pick = -1;
     auto lock = c_.run.lock_when(de.cv_loader, [&]() { return (pick = next()) < 0; });
     if (c_.run.finished()) return;
-    const RequestId id = de.waiting[pick];
-    de.waiting.erase(de.waiting.begin() + pick);
-    Request& r = c_.requests[id];
-    if (r.t_hbm < 0) c_.hbm.allocate(r, de_id, now());  // not promised, nor taken for a DE buffer in HBM
+    // The head, then every request the loader would take right after it (the FIFO order, HBM that fits now):
+    // with the DE buffer in DRAM their copies into HBM run back to back over the same route, so they go as
+    // one transfer, each request joining when the transfer's progress passes its bytes (transport.h). A
+    // request with nothing to copy (the free transport) goes alone, as before.
+    members.clear();
+    double total = 0;
+    do {
+      const RequestId id = de.waiting[pick];
+      de.waiting.erase(de.waiting.begin() + pick);
+      Request& r = c_.requests[id];
+      if (r.t_hbm < 0) c_.hbm.allocate(r, de_id, now());  // not promised, nor taken for a DE buffer in HBM
+      members.push_back(id);
+      total += copy_bytes(r);
+    } while (total >= 1 && (pick = next()) >= 0 && copy_bytes(c_.requests[de.waiting[pick]]) >= 1);
     c_.run.release(lock);
-    if (!de_buffer_hbm(c_)) {  // DE buffer in DRAM: H2D into the HBM, then the buffer is free
-      const Status st = c_.transport.send(buf, gpu, wire_bytes(r, (r.hit + r.miss) * c_.kv_token));
-      SIM_CHECK(st.is_ok() || r.lost, "H2D on DE {}: {}", de_id, st.message());
-      if (r.lost) continue;  // its node failed (node_failures.h let its buffer and HBM go)
-      c_.buffers.release(r, de.node, false);
+    // DE buffer in DRAM: H2D into the HBM, then the buffer is free.
+    const transport::Transport::Handle copy = de_buffer_hbm(c_) ? 0 : c_.transport.start(buf, gpu, total);
+    double end = 0;
+    for (size_t i = 0; i < members.size(); ++i) {
+      Request& r = c_.requests[members[i]];
+      if (!de_buffer_hbm(c_)) {
+        end += copy_bytes(r);
+        const Status st =
+            i + 1 < members.size() ? c_.transport.wait_until(copy, end) : c_.transport.wait(copy);
+        SIM_CHECK(st.is_ok() || r.lost, "H2D on DE {}: {}", de_id, st.message());
+        if (r.lost) continue;  // its node failed (node_failures.h let its buffer and HBM go)
+        c_.buffers.release(r, de.node, false);
+      }
+      r.t_decode_join = now();
+      c_.hbm.joined(r, de_id);
+      DecodeGroupState& g = groups_[de.group];
+      g.joins.push_back(members[i]);
+      g.cv->notify_all();
     }
-    r.t_decode_join = now();
-    c_.hbm.joined(r, de_id);
-    DecodeGroupState& g = groups_[de.group];
-    g.joins.push_back(id);
-    g.cv->notify_all();
   }
 }
 
