@@ -63,7 +63,7 @@ fuzz: deps
 	if [ -n "$$failed" ]; then echo "fuzz: crashes in:$$failed (logs in $(FUZZ_BUILD)/fuzz-work/<name>/log)"; exit 1; fi
 
 bench: build
-	./$(BUILD)/dpsim bench scenarios/bench --out out/bench.json
+	./$(BUILD)/dpsim bench scenarios/bench --base ds660b-2p4d-2048-dualpath --out out/bench.json
 
 # The full property grid (scenarios/props/README.md): about 200 runs, 6 minutes on 2 cores; resumable.
 props: build

@@ -11,6 +11,8 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   cmd->add_option("scenarios", a.inputs, "Scenario files or directories")->capture_default_str();
   cmd->add_option("--out", a.out, "Benchmark JSON")->capture_default_str();
   cmd->add_option("--set", a.sets, "Overrides applied to every scenario");
+  cmd->add_option("--base", a.base,
+                  "Scenario (file stem) the others' us per turn are a ratio of (default: the first)");
   cmd->callback([exit_code]() { *exit_code = finish(study::run_bench(a, stdio_console())); });
 }
 

@@ -40,10 +40,22 @@ StatusOr<Outcome> run_bench(const BenchSpec& spec, const Console& console) {
   const Executor ex(1, console);
   const std::string self = self_exe();
   nlohmann::json report = nlohmann::json::array();
-  console.out(fmt::format("{:<34} {:>8} {:>8} {:>9} {:>9} {:>8} {:>10} {:>8} {:>9} {:>8} {:>8} {:>9}\n",
-                          "scenario", "wall s", "CPU s", "turns", "turns/s", "us/turn", "sim-s/wall",
-                          "act/turn", "act/s", "peak act", "RSS MiB", "JCT s"));
-  for (const auto& file : expand(spec.inputs)) {
+  const std::vector<std::string> files = expand(spec.inputs);
+  std::string base = spec.base;
+  if (base.empty() && !files.empty()) base = fs::path(files.front()).stem().string();
+  bool has_base = false;
+  for (const auto& f : files) has_base = has_base || fs::path(f).stem().string() == base;
+  if (!has_base)
+    return Status::error(fmt::format("bench: --base {}: no such scenario among the inputs", base));
+  console.out(fmt::format("{:<36} {:>8} {:>8} {:>9} {:>8} {:>7} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9}\n",
+                          "scenario", "wall s", "CPU s", "turns", "us/turn", "x base", "x real", "act/turn",
+                          "peak act", "xfer/turn", "RSS MiB", "JCT s"));
+  // The base first, so that every row can give its ratio as it is measured.
+  std::vector<std::string> order = files;
+  std::stable_partition(order.begin(), order.end(),
+                        [&](const std::string& f) { return fs::path(f).stem().string() == base; });
+  double base_us = 0;
+  for (const auto& file : order) {
     const std::string res = "out/bench/" + fs::path(file).stem().string() + ".json";
     ChildJob job{
         file, {self, "run", file, "--quiet", "--out", res, "--set", "sim.progress=false"}, "", res, ""};
@@ -58,12 +70,19 @@ StatusOr<Outcome> run_bench(const BenchSpec& spec, const Console& console) {
     const double wall = ri["wall_s"].get<double>();
     const double per_turn = turns > 0 ? ri["activities"].get<double>() / turns : 0;
     const double us_per_turn = turns > 0 ? 1e6 * wall / turns : 0;
+    if (base_us <= 0) base_us = us_per_turn;
+    const double jct = r["summary"]["jct_s"].get<double>();
     report.push_back({{"scenario", file},
                       {"wall_s", wall},
                       {"cpu_s", c.cpu_s},
                       {"turns", r["summary"]["turns_completed"]},
                       {"turns_per_wall_s", ri["turns_per_wall_s"]},
                       {"wall_us_per_turn", us_per_turn},
+                      {"us_per_turn_vs_base", base_us > 0 ? us_per_turn / base_us : 0},
+                      {"real_time_factor", wall > 0 ? jct / wall : 0},
+                      {"transfers", ri.value("transfers", 0.0)},
+                      {"transfer_polls", ri.value("transfer_polls", 0.0)},
+                      {"peak_transfers_in_flight", ri["peak_transfers_in_flight"]},
                       {"sim_s_per_wall_s", ri["sim_s_per_wall_s"]},
                       {"activities_per_turn", per_turn},
                       {"activities_per_wall_s", ri["activities_per_wall_s"]},
@@ -71,12 +90,11 @@ StatusOr<Outcome> run_bench(const BenchSpec& spec, const Console& console) {
                       {"peak_rss_bytes", c.max_rss_bytes},
                       {"jct_s", r["summary"]["jct_s"]}});
     console.out(fmt::format(
-        "{:<34} {:8.1f} {:8.1f} {:9.0f} {:9.0f} {:8.1f} {:10.1f} {:8.2f} {:9.0f} {:8} {:8.0f} {:9.1f}\n",
-        fs::path(file).stem().string(), wall, c.cpu_s, turns, ri["turns_per_wall_s"].get<double>(),
-        us_per_turn, ri["sim_s_per_wall_s"].get<double>(), per_turn,
-        ri["activities_per_wall_s"].get<double>(),
-        static_cast<long long>(ri["peak_activities_in_flight"].get<int64_t>()), c.max_rss_bytes / 1048576.0,
-        r["summary"]["jct_s"].get<double>()));
+        "{:<36} {:8.1f} {:8.1f} {:9.0f} {:8.1f} {:7.2f} {:8.0f} {:8.2f} {:8} {:9.2f} {:8.0f} {:9.1f}\n",
+        fs::path(file).stem().string(), wall, c.cpu_s, turns, us_per_turn,
+        base_us > 0 ? us_per_turn / base_us : 0, wall > 0 ? jct / wall : 0, per_turn,
+        static_cast<long long>(ri["peak_activities_in_flight"].get<int64_t>()),
+        turns > 0 ? ri.value("transfers", 0.0) / turns : 0, c.max_rss_bytes / 1048576.0, jct));
   }
   const std::string err = write_file_atomically(spec.out, report.dump(1) + "\n");
   if (!err.empty()) return Status::error(err);
