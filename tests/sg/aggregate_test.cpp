@@ -37,9 +37,7 @@ struct Released {
 // from `other_at`.
 Released run_aggregate(const std::vector<double>& members, double other, double other_at) {
   auto& e = sim::testing::make_engine();
-  sim::config::HardwareSpec hw;
-  hw.gpus_per_node = 1;
-  const auto h = sim::platform::build_platform(hw, 1, 1, false);
+  const auto h = sim::testing::one_gpu_1p1d();
   sim::testing::Metered m(h, 0.1, 0);
   m.ls.start_sampler();
   Released out;
@@ -101,9 +99,7 @@ class Recorded : public sim::engine::PassCompute {
 
 std::vector<double> run_pass(int layer_group) {
   auto& e = sim::testing::make_engine();
-  sim::config::HardwareSpec hw;
-  hw.gpus_per_node = 1;
-  const auto h = sim::platform::build_platform(hw, 1, 1, false);
+  const auto h = sim::testing::one_gpu_1p1d();
   sim::transport::Transport t(h);
   Recorded compute(0.01);
   sim::engine::Flows load, push;

@@ -17,9 +17,7 @@ namespace sg4 = simgrid::s4u;
 
 TEST_CASE("Node cut: a transfer across a cut node fails with its bytes so far, others run, restore", "[sg]") {
   auto& e = sim::testing::make_engine();
-  sim::config::HardwareSpec hw;
-  hw.gpus_per_node = 1;
-  const auto h = sim::platform::build_platform(hw, 1, 1, false);
+  const auto h = sim::testing::one_gpu_1p1d();
   sim::testing::Metered m(h, 0.1, 0);
   m.ls.start_sampler();
   std::vector<int> node1;

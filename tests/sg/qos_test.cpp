@@ -30,9 +30,7 @@ struct Ends {
 // Runs the two transfers (or one of them, with the other's size 0) and returns when each ended.
 Ends run_qos(bool priority, double collective_bytes, double kv_bytes) {
   auto& e = sim::testing::make_engine();
-  sim::config::HardwareSpec hw;  // qos weights 99:1 by default, the paper's
-  hw.gpus_per_node = 1;
-  const auto h = sim::platform::build_platform(hw, 1, 1, priority);
+  const auto h = sim::testing::one_gpu_1p1d(priority);  // qos weights 99:1 by default, the paper's
   sim::testing::Metered m(h, 0.1, 0);
   m.ls.start_sampler();
   Ends ends;
@@ -86,9 +84,7 @@ TEST_CASE("QoS priority: KV alone takes the whole CNIC", "[sg]") {
 // other two (0.4 s) and end alone at 0.6 s while they end at 0.4 s.
 TEST_CASE("QoS priority: KV transfers of three kinds share a CNIC equally", "[sg]") {
   auto& e = sim::testing::make_engine();
-  sim::config::HardwareSpec hw;
-  hw.gpus_per_node = 1;
-  const auto h = sim::platform::build_platform(hw, 1, 1, true);
+  const auto h = sim::testing::one_gpu_1p1d(true);
   sim::testing::Metered m(h, 0.1, 0);
   const auto& n0 = h.nodes[0];
   const auto& n1 = h.nodes[1];

@@ -26,9 +26,7 @@ struct Outcome {
 template <typename To>
 Outcome run(To to, TrafficClass cls, double bytes, double rate, double cancel_at = -1) {
   auto& e = sim::testing::make_engine();
-  sim::config::HardwareSpec hw;
-  hw.gpus_per_node = 1;
-  const auto h = sim::platform::build_platform(hw, 1, 1, false);
+  const auto h = sim::testing::one_gpu_1p1d();
   sim::testing::Metered m(h, 0.1, 0);
   m.ls.start_sampler();
   Outcome out;

@@ -22,6 +22,14 @@ inline simgrid::s4u::Engine& make_engine() {
   return e;
 }
 
+// A 1P1D platform of one GPU per node, the default hardware otherwise (CNIC 50 GB/s per direction); `qos`:
+// network.qos = priority. REQUIRES: make_engine() first.
+inline platform::PlatformHandles one_gpu_1p1d(bool qos = false) {
+  config::HardwareSpec hw;
+  hw.gpus_per_node = 1;
+  return platform::build_platform(hw, 1, 1, qos);
+}
+
 // A transport on a built platform, metered: send with `t`, read the bytes from `ls`.
 struct Metered {
   Metered(const platform::PlatformHandles& h, double window_s, double series_interval_s)
