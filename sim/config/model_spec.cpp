@@ -21,6 +21,8 @@ void read_params(JsonReader& p, ModelSpec& m, const ModelSpec& def) {
   m.total_params = p.positive("total", std::nullopt);
   m.replicated_params = p.non_negative("replicated", def.replicated_params);
   m.weight_bytes_per_param = p.number("weight_bytes_per_param", def.weight_bytes_per_param, 0, 8, false);
+  m.expert_weight_bytes_per_param =
+      p.number("expert_weight_bytes_per_param", def.expert_weight_bytes_per_param, 0, 8);
   m.weight_shards = static_cast<int>(p.integer("weight_shards", def.weight_shards, 1, 100000));
   const int unit_def = m.weight_shards > 1 ? 0 : 1;
   m.prefill_ep_gpus = static_cast<int>(p.integer("prefill_ep_gpus", unit_def, 0, 1000000));
@@ -55,7 +57,24 @@ void read_attention(JsonReader& a, ModelSpec& m, const ModelSpec& def) {
   m.sparse_topk = static_cast<int>(a.integer("sparse_topk", def.sparse_topk, 0, 1 << 30));
   m.indexer_heads = static_cast<int>(a.integer("indexer_heads", def.indexer_heads, 0, 100000));
   m.indexer_head_dim = a.number("indexer_head_dim", def.indexer_head_dim, 0, 1e6);
+  m.sliding_window = static_cast<int>(a.integer("sliding_window", def.sliding_window, 0, 1 << 30));
+  m.sliding_layers = static_cast<int>(a.integer("sliding_layers", def.sliding_layers, 0, 10000));
   if (!a.ok()) return;
+  if ((m.sliding_window > 0) != (m.sliding_layers > 0)) {
+    const char* key = m.sliding_window > 0 ? "sliding_layers" : "sliding_window";
+    a.fail(key,
+           "an integer >= 1 with the other of attention.sliding_window / sliding_layers (both or neither)",
+           a.raw(key));
+    return;
+  }
+  if (m.sliding_layers > m.layers) {
+    a.fail("sliding_layers", fmt::format("an integer <= layers ({})", m.layers), a.raw("sliding_layers"));
+    return;
+  }
+  if (m.sliding_layers > 0 && m.sparse_topk > 0) {
+    a.fail("sliding_layers", "0 with sparse attention (attention.sparse_topk > 0)", a.raw("sliding_layers"));
+    return;
+  }
   const bool mla = m.attention == "mla";
   m.prefill_mha = a.one_of("prefill_form", mla ? "mqa" : "mha", {"mqa", "mha"}) == "mha";
   if (!a.ok()) return;
@@ -151,6 +170,10 @@ Status cross_check(const std::string& path, const nlohmann::json& doc, const Mod
                     "params.active "
                     "({:g}), got {:g}",
                     path, m.active_params, m.routed_active_params()));
+  if (!m.moe() && m.expert_weight_bytes_per_param > 0)
+    return Status::error(fmt::format(
+        "{}: params.expert_weight_bytes_per_param: expected 0 or absent for a model without moe, got {}",
+        path, got("params", "expert_weight_bytes_per_param")));
   if (!m.sparse() && m.indexer_kv_bytes_per_token_layer > 0) {
     return Status::error(
         fmt::format("{}: kv.indexer_bytes_per_token_layer: expected 0 for dense attention "

@@ -25,7 +25,11 @@ struct ModelSpec {
   double replicated_params = 0;       // part of total_params every GPU holds whole (DP attention,
                                       // dense layers, shared experts, embeddings); 0 = all sharded
   double weight_bytes_per_param = 2;  // BF16 = 2, FP8 = 1
-  int weight_shards = 1;              // GPUs the sharded part is spread over (EP/TP degree)
+  // Bytes per parameter of the routed experts (MoE only), when the checkpoint stores them in another
+  // precision than the rest (gpt-oss: MXFP4 experts, 4.25 bits = 0.53125 B, beside BF16 attention). 0 =
+  // weight_bytes_per_param.
+  double expert_weight_bytes_per_param = 0;
+  int weight_shards = 1;  // GPUs the sharded part is spread over (EP/TP degree)
   // Deployment units (DESIGN.md, "Deployment units"): the GPUs of one prefill and one decode EP group, the
   // default of cluster.prefill_ep_gpus / decode_ep_gpus. 0 = one unit spanning the role. A model with
   // weight_shards = 1 holds its whole weights on every GPU: its unit is one GPU (1).
@@ -50,7 +54,12 @@ struct ModelSpec {
   double prefill_v_head_dim = 0;   // MHA form: dims of the value product per head
   double kv_up_params = 0;         // MLA in MHA form: per layer, the weights expanding a latent into K and V
   int sparse_topk = 0;             // 0 = dense attention; else tokens each query attends to (DSA)
-  int indexer_heads = 0;           // DSA indexer: dense over the context
+  // Sliding-window attention: `sliding_layers` of the layers attend only to the last `sliding_window`
+  // tokens (Mistral, gpt-oss); 0 = none. Their FLOPs and decode KV reads count the window; the KV they
+  // store and move is counted in full (models/llm/README.md).
+  int sliding_window = 0;
+  int sliding_layers = 0;
+  int indexer_heads = 0;  // DSA indexer: dense over the context
   double indexer_head_dim = 0;
 
   // Mixture of experts (absent for dense models: moe_layers = 0). The routed experts are sharded over the
@@ -76,9 +85,15 @@ struct ModelSpec {
   double hbm_reserve_bytes = 4e9;      // activations, workspace, runtime kept free per GPU
 
   bool sparse() const { return sparse_topk > 0; }
-  // Weight bytes held by one GPU with `shards` GPUs sharing the sharded part.
+  bool sliding() const { return sliding_layers > 0; }
+  double expert_bytes_per_param() const {
+    return expert_weight_bytes_per_param > 0 ? expert_weight_bytes_per_param : weight_bytes_per_param;
+  }
+  // Weight bytes held by one GPU with `shards` GPUs sharing the sharded part: every parameter at
+  // weight_bytes_per_param but the routed experts, at expert_bytes_per_param().
   double weight_bytes_per_gpu(int shards) const {
-    return (replicated_params + (total_params - replicated_params) / shards) * weight_bytes_per_param;
+    return (replicated_params + (total_params - replicated_params) / shards) * weight_bytes_per_param +
+           routed_params() / shards * (expert_bytes_per_param() - weight_bytes_per_param);
   }
   double weight_bytes_per_gpu() const { return weight_bytes_per_gpu(weight_shards); }
   bool moe() const { return moe_layers > 0; }

@@ -71,13 +71,26 @@ double main_kv_bytes_per_token(const config::ModelSpec& m) {
   return m.main_kv_bytes_per_token_layer * m.layers;
 }
 
+namespace {
+
+// Sum over i = 1..b of min(k, c + i): tokens i with c + i <= k read their whole causal prefix, the rest
+// exactly k.
+double capped_causal_sum(double c, double b, double k) {
+  double n_short = std::clamp(k - c, 0.0, b);
+  return causal_sum(c, n_short) + (b - n_short) * k;
+}
+
+}  // namespace
+
 double attended_tokens(const config::ModelSpec& m, const Chunk& c) {
   check_chunk(c);
-  if (!m.sparse()) return causal_sum(c.cached, c.bsz);
-  // Tokens i with cached + i <= topk read their whole causal prefix; the rest read exactly topk.
-  double k = m.sparse_topk;
-  double n_short = std::clamp(k - c.cached, 0.0, c.bsz);
-  return causal_sum(c.cached, n_short) + (c.bsz - n_short) * k;
+  if (m.sparse()) return capped_causal_sum(c.cached, c.bsz, m.sparse_topk);
+  if (!m.sliding()) return causal_sum(c.cached, c.bsz);
+  // The average layer: the full-attention layers read the whole prefix, the sliding ones their window.
+  const double full = m.layers - m.sliding_layers;
+  return (full * causal_sum(c.cached, c.bsz) +
+          m.sliding_layers * capped_causal_sum(c.cached, c.bsz, m.sliding_window)) /
+         m.layers;
 }
 
 double indexed_tokens(const config::ModelSpec& m, const Chunk& c) {
@@ -137,9 +150,9 @@ double dense_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, 
   if (tokens <= 0) return 0;
   const GpuRates r = gpu_rates(m, hw, e);
   const double params = (m.active_params - m.routed_active_params()) / m.layers;
-  const double bytes =
-      (m.weight_bytes_per_gpu(weight_shards) - m.routed_params() / weight_shards * m.weight_bytes_per_param) /
-      m.layers;
+  const double bytes = (m.weight_bytes_per_gpu(weight_shards) -
+                        m.routed_params() / weight_shards * m.expert_bytes_per_param()) /
+                       m.layers;
   return std::max(2 * params * tokens / r.gemm, bytes / r.gemm_hbm);
 }
 
@@ -152,7 +165,7 @@ double expert_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
   const double pairs = tokens_per_gpu * m.active_experts;  // (token, expert) pairs on one GPU
   const double local = static_cast<double>(m.routed_experts) / weight_shards;
   const double flops = 2 * m.expert_params * pairs;
-  const double bytes = std::min(local, pairs) * m.expert_params * m.weight_bytes_per_param;
+  const double bytes = std::min(local, pairs) * m.expert_params * m.expert_bytes_per_param();
   const double rate = phase == Phase::kDecode ? r.decode_experts : r.gemm;
   return std::max(flops / rate, bytes / r.gemm_hbm) * m.moe_layers / m.layers;
 }
@@ -250,8 +263,12 @@ namespace {
 double decode_attended(const config::ModelSpec& m, int batch, double total_context) {
   SIM_CHECK(batch >= 0 && total_context >= 0, "decode step with batch {} and context {}", batch,
             total_context);
-  if (!m.sparse()) return total_context;
-  return std::min(static_cast<double>(batch) * m.sparse_topk, total_context);
+  if (m.sparse()) return std::min(static_cast<double>(batch) * m.sparse_topk, total_context);
+  if (!m.sliding()) return total_context;
+  // The average layer (an upper bound on the sliding layers' share, as for DSA: the batch's contexts may be
+  // uneven).
+  const double windowed = std::min(static_cast<double>(batch) * m.sliding_window, total_context);
+  return ((m.layers - m.sliding_layers) * total_context + m.sliding_layers * windowed) / m.layers;
 }
 
 }  // namespace

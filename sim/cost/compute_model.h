@@ -33,7 +33,8 @@ double main_kv_bytes_per_token(const config::ModelSpec& m);
 
 // ---- FLOPs (one layer unless stated) ----
 // Sum over the chunk's new tokens i = 1..bsz of the tokens the main attention of token i reads:
-// dense: cached + i; sparse (DSA): min(topk, cached + i).
+// dense: cached + i; sparse (DSA): min(topk, cached + i); with sliding-window layers, the average layer:
+// the full layers' cached + i and the sliding layers' min(window, cached + i), weighted by their counts.
 double attended_tokens(const config::ModelSpec& m, const Chunk& c);
 // Sum over i = 1..bsz of cached + i: the tokens the (dense) indexer scores. 0 for dense models.
 double indexed_tokens(const config::ModelSpec& m, const Chunk& c);
