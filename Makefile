@@ -6,7 +6,7 @@ PKGS    := libsimgrid-dev nlohmann-json3-dev libcli11-dev catch2 libfmt-dev libt
            cmake g++ make pkg-config
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test bench props format clean test-sanitize fuzz
+.PHONY: deps configure build run test bench props format clean test-sanitize fuzz zoo
 
 deps:
 	@missing=""; for p in $(PKGS); do \
@@ -61,6 +61,11 @@ fuzz: deps
 	  ls "$$work/artifacts" | sed 's|^|  crash: '"$$work"'/artifacts/|'; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: crashes in:$$failed (logs in $(FUZZ_BUILD)/fuzz-work/<name>/log)"; exit 1; fi
+
+# The model zoo (models/llm/hf/zoo.tsv): each models/llm/<name>.json imported from its shipped config.
+zoo: build
+	@grep -v '^#' models/llm/hf/zoo.tsv | while IFS='	' read -r name config flags; do \
+	  ./$(BUILD)/dpsim model import models/llm/hf/$$config --name $$name $$flags --force | tail -1; done
 
 bench: build
 	./$(BUILD)/dpsim bench scenarios/bench --base ds660b-2p4d-2048-dualpath --out out/bench.json

@@ -28,6 +28,7 @@ void add_capacity_command(CLI::App& app, int* exit_code);    // capacity_cmd.cpp
 void add_props_command(CLI::App& app, int* exit_code);       // props_cmd.cpp
 void add_plan_command(CLI::App& app, int* exit_code);        // plan_cmd.cpp
 void add_calibrate_command(CLI::App& app, int* exit_code);   // calibrate_cmd.cpp
+void add_model_command(CLI::App& app, int* exit_code);       // model_cmd.cpp
 
 // Loads a scenario with its --set overrides. On bad input: "dpsim: <message>" on stderr, *exit_code = 2
 // and nullopt, so that a command fails before it runs anything.

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   sim::cli::add_props_command(app, &exit_code);
   sim::cli::add_plan_command(app, &exit_code);
   sim::cli::add_calibrate_command(app, &exit_code);
+  sim::cli::add_model_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
