@@ -98,9 +98,9 @@ inline void pin_deepseek_moe(const config::ModelSpec& m) {
 inline config::ModelSpec pinned_ds660b() {
   config::ModelSpec m = real_model("ds660b");
   REQUIRE(m.layers == 61);
-  REQUIRE(m.active_params == 37e9);
-  REQUIRE(m.total_params == 671e9);
-  REQUIRE(m.replicated_params == 17.97e9);
+  REQUIRE(m.active_params == 37477143296);
+  REQUIRE(m.total_params == 671877944064);
+  REQUIRE(m.replicated_params == 17969173248);
   REQUIRE(m.weight_bytes_per_param == 1);
   REQUIRE(m.weight_shards == 16);
   REQUIRE(m.heads == 128);

@@ -70,16 +70,19 @@ using testing::kRwb;
 // ds660b per-layer quantities, by hand (§"Compute" of models/llm/README.md):
 //   routed active params  = moe.layers x active_experts x expert_params = 58 x 8 x 44,040,192
 //                         = 20,434,649,088
-//   dense active params per layer = (37e9 - 20,434,649,088) / 61 = 16,565,350,912 / 61 = 271,563,129.70
+//   dense active params per layer = (37,477,143,296 - 20,434,649,088) / 61 = 17,042,494,208 / 61
+//                         = 279,385,150.95
 //   routed params         = 58 x 256 x 44,040,192 = 653,908,770,816
-//   weight bytes per GPU at 16 shards = (17.97e9 + (671e9 - 17.97e9) / 16) x 1 = 58,784,375,000
-//   dense weight bytes per layer at 16 shards = (58,784,375,000 - 653,908,770,816 / 16) / 61
-//                         = (58,784,375,000 - 40,869,298,176) / 61 = 293,689,784
-//   at 32 shards: (38,377,187,500 - 20,434,649,088) / 61 = 294,139,973.97
+//   weight bytes per GPU at 16 shards = (17,969,173,248 + (671,877,944,064 - 17,969,173,248) / 16) x 1
+//                         = 17,969,173,248 + 40,869,298,176 = 58,838,471,424
+//   dense weight bytes per layer at 16 shards = (58,838,471,424 - 653,908,770,816 / 16) / 61
+//                         = 17,969,173,248 / 61 = 294,576,610.62 (the recounted total is the replicated part
+//                         plus the routed experts, so the dense bytes do not depend on the shards)
+//   at 32 shards: (17,969,173,248 + 20,434,649,088 - 20,434,649,088) / 61 = 294,576,610.62
 //   the 16 experts of one GPU at EP16 (256 / 16) weigh 16 x 44,040,192 = 704,643,072 bytes per MoE layer.
-constexpr double kDsDenseParams = 16565350912.0 / 61;
-constexpr double kDsDenseBytes16 = 293689784.0;
-constexpr double kDsDenseBytes32 = (38377187500.0 - 20434649088.0) / 61;
+constexpr double kDsDenseParams = 17042494208.0 / 61;
+constexpr double kDsDenseBytes16 = 17969173248.0 / 61;
+constexpr double kDsDenseBytes32 = (17969173248.0 + 20434649088.0 - 20434649088.0) / 61;
 using testing::kMoeShare;  // moe.layers / layers
 
 // A minimal valid model file; `extra` is spliced in at the top level.
@@ -135,8 +138,11 @@ TEST_CASE("ModelSpec: every number in the model files -> has a source", "[unit]"
   const std::set<std::string> sections = {"params", "kv", "attention", "moe", "compute"};
   const std::set<std::string> values = {"layers", "max_context_tokens"};
   const std::set<std::string> documentation = {"name", "notes", "sources"};
-  for (const char* name : {"ds660b", "ds27b", "qwen32b", "dsv3"}) {
+  // The hand-written files and the zoo imported by `dpsim model import` (models/llm/hf/zoo.tsv).
+  for (const char* name : {"ds660b", "ds27b", "qwen32b", "dsv3", "llama-3.1-70b", "llama-3.1-405b",
+                           "qwen3-32b", "qwen3-235b-a22b", "kimi-k2", "gpt-oss-120b"}) {
     std::ifstream in(model_path(name));
+    REQUIRE(in);
     nlohmann::json doc = nlohmann::json::parse(in);
     const nlohmann::json& sources = doc.at("sources");
     std::string missing;
@@ -154,7 +160,8 @@ TEST_CASE("ModelSpec: every number in the model files -> has a source", "[unit]"
     CHECK(missing.empty());
     // The new sections are there to be checked: both DeepSeek models are MoE, every model has compute.
     CHECK(doc.contains("compute"));
-    CHECK(doc.contains("moe") == (std::string(name) != "qwen32b"));
+    const std::set<std::string> dense = {"qwen32b", "llama-3.1-70b", "llama-3.1-405b", "qwen3-32b"};
+    CHECK(doc.contains("moe") == (dense.count(name) == 0));
   }
 }
 
@@ -170,8 +177,8 @@ TEST_CASE("ModelSpec: the MoE sections of the model files -> the public configs'
   CHECK(ds.dispatch_bytes_per_value == 1 + 4.0 / 128);
   CHECK(ds.combine_bytes_per_value == 2);
   CHECK(ds.gemm_precision == "fp8");
-  // 58 x 256 x 44,040,192 = 653.9e9 of the 671e9 parameters are routed experts; 58 x 8 x 44,040,192 =
-  // 20.4e9 of the 37e9 active ones.
+  // 58 x 256 x 44,040,192 = 653.9e9 of the 671.9e9 parameters are routed experts; 58 x 8 x 44,040,192 =
+  // 20.4e9 of the 37.5e9 active ones.
   CHECK(ds.routed_params() == 653908770816.0);
   CHECK(ds.routed_active_params() == 20434649088.0);
   ModelSpec small = real_model("ds27b");
@@ -374,11 +381,11 @@ TEST_CASE("Layer time: a batch -> attention + dense + experts + fixed overhead, 
   //     {0, 1000}: 16,384 x 500,500 = 8,200,192,000; together 206,122,188,800 FLOPs / 1.24677e14
   //     = 1.6532495 ms
   //   attention time = 2.2275752 ms
-  //   dense: FLOPs 2 x 271,563,129.70 x 1400 = 760,376,763,173.8 / 1.2800172e15 = 0.5940364 ms, above the
-  //     weight reads 293,689,784 / 2.66794e12 = 0.1100811 ms: compute-bound
+  //   dense: FLOPs 2 x 279,385,150.95 x 1400 = 782,278,422,662.3 / 1.2800172e15 = 0.6111468 ms, above the
+  //     weight reads 294,576,610.62 / 2.66794e12 = 0.1104135 ms: compute-bound
   //   experts: 1400 x 8 = 11,200 pairs: 2 x 44,040,192 x 11,200 = 986,500,300,800 / 1.2800172e15
   //     = 0.7706930 ms, above 704,643,072 / 2.66794e12 = 0.2641150 ms; x 58/61 = 0.7327901 ms
-  //   layer = 2.2275752 + 0.5940364 + 0.7327901 = 3.5544017 ms.
+  //   layer = 2.2275752 + 0.6111468 + 0.7327901 = 3.5715121 ms.
   // A model that drops the experts' 58/61, takes the weight reads as the bound, runs the indexer at the
   // main attention's rate (0.8964 ms of attention) or charges attention at the GEMM rate misses this.
   const std::vector<Chunk> cs{{30000, 400}, {0, 1000}};
@@ -390,7 +397,7 @@ TEST_CASE("Layer time: a batch -> attention + dense + experts + fixed overhead, 
   CHECK(dense_time_s(d.m, d.hw, d.e, 1400, 16) == Approx(dense).epsilon(1e-12));
   CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 1400, 16) == Approx(experts).epsilon(1e-12));
   CHECK(linear_time_s(d.m, d.hw, d.e, 1400, 16) == Approx(dense + experts).epsilon(1e-12));
-  CHECK(layer_time_s(d.m, d.hw, d.e, cs, 16) == Approx(3.5544017e-3).epsilon(1e-7));
+  CHECK(layer_time_s(d.m, d.hw, d.e, cs, 16) == Approx(3.5715121e-3).epsilon(1e-7));
   // The indexer at the prefill attention's rate (kernels.indexer 0.3234): 573,695,590,400 FLOPs
   // / 6.400086e14 = 0.8963873 ms of attention.
   EngineSpec fast_indexer = d.e;
@@ -398,7 +405,7 @@ TEST_CASE("Layer time: a batch -> attention + dense + experts + fixed overhead, 
   CHECK(attention_time_s(d.m, d.hw, fast_indexer, cs) == Approx(573695590400.0 / kRpa).epsilon(1e-12));
   // The per-layer overhead is added once per layer.
   d.e.prefill_layer_overhead_s = 1e-3;
-  CHECK(layer_time_s(d.m, d.hw, d.e, cs, 16) == Approx(4.5544017e-3).epsilon(1e-7));
+  CHECK(layer_time_s(d.m, d.hw, d.e, cs, 16) == Approx(4.5715121e-3).epsilon(1e-7));
   CHECK(layer_time_s(d.m, d.hw, d.e, {}, 16) == 0);
   CHECK(layer_time_s(d.m, d.hw, d.e, {{5000, 0}}, 16) == 0);
   CHECK(dense_time_s(d.m, d.hw, d.e, 0, 16) == 0);
@@ -440,23 +447,23 @@ TEST_CASE("Roofline: ds660b prefill per token -> falls with the batch as the wei
           "[unit]") {
   const Ds660bHopper d = ds660b_hopper();
   // linear_time_s(t, 16) / t, by hand:
-  //   t = 64: dense 2 x 271,563,129.70 x 64 / 1.2800172e15 = 27.2 us < 293,689,784 / 2.66794e12
-  //           = 110.0811 us (memory-bound); experts 512 pairs: 16 experts read, 264.1150 us x 58/61
-  //           = 251.1258 us; total 361.2069 us = 5.643857 us per token.
-  //   t = 4096: dense 2 x 271,563,129.70 x 4096 / 1.2800172e15 = 1,737.9807 us (compute-bound); experts
-  //           2,143.9344 us (above); total 3,881.9150 us = 0.947733 us per token.
+  //   t = 64: dense 2 x 279,385,150.95 x 64 / 1.2800172e15 = 27.9 us < 294,576,610.62 / 2.66794e12
+  //           = 110.4135 us (memory-bound); experts 512 pairs: 16 experts read, 264.1150 us x 58/61
+  //           = 251.1258 us; total 361.5393 us = 5.649051 us per token.
+  //   t = 4096: dense 2 x 279,385,150.95 x 4096 / 1.2800172e15 = 1,788.0409 us (compute-bound); experts
+  //           2,143.9344 us (above); total 3,931.9753 us = 0.959955 us per token.
   // A model without the weight-read bound (FLOPs only) has the same per-token time at both sizes; one
-  // without the FLOP bound gives 361.2 us / 4096 = 0.088 us per token at 4096, 11x less than here.
+  // without the FLOP bound gives 361.5 us / 4096 = 0.088 us per token at 4096, 11x less than here.
   const double per64 = (kDsDenseBytes16 / kRwb + 704643072.0 / kRwb * kMoeShare) / 64;
   const double per4096 = (2 * kDsDenseParams * 4096 / kRgemm + 2886218022912.0 / kRgemm * kMoeShare) / 4096;
   CHECK(dense_time_s(d.m, d.hw, d.e, 64, 16) == Approx(kDsDenseBytes16 / kRwb).epsilon(1e-12));
   CHECK(dense_time_s(d.m, d.hw, d.e, 4096, 16) == Approx(2 * kDsDenseParams * 4096 / kRgemm).epsilon(1e-12));
   CHECK(linear_time_s(d.m, d.hw, d.e, 64, 16) / 64 == Approx(per64).epsilon(1e-12));
-  CHECK(linear_time_s(d.m, d.hw, d.e, 64, 16) / 64 == Approx(5.643857e-6).epsilon(1e-6));
+  CHECK(linear_time_s(d.m, d.hw, d.e, 64, 16) / 64 == Approx(5.649051e-6).epsilon(1e-6));
   CHECK(linear_time_s(d.m, d.hw, d.e, 4096, 16) / 4096 == Approx(per4096).epsilon(1e-12));
-  CHECK(linear_time_s(d.m, d.hw, d.e, 4096, 16) / 4096 == Approx(0.947733e-6).epsilon(1e-6));
+  CHECK(linear_time_s(d.m, d.hw, d.e, 4096, 16) / 4096 == Approx(0.959955e-6).epsilon(1e-6));
   // More shards: each GPU reads fewer experts and as many dense weights (the replicated part stays):
-  // at 32 shards and t = 1, 8 experts are still touched, the dense layer reads 294,139,973.97 B.
+  // at 32 shards and t = 1, 8 experts are still touched, the dense layer reads 294,576,610.62 B.
   CHECK(dense_time_s(d.m, d.hw, d.e, 1, 32) == Approx(kDsDenseBytes32 / kRwb).epsilon(1e-12));
   CHECK(expert_time_s(d.m, d.hw, d.e, Phase::kPrefill, 1, 32) ==
         Approx(352321536.0 / kRwb * kMoeShare).epsilon(1e-12));
@@ -534,19 +541,19 @@ TEST_CASE("Decode step: ds660b sparse attention -> main reads capped at top-k, i
   //   1.24677e14 = 16.416984 ms; together 21.847900 ms;
   //   KV bytes 61 x (656 x 131,072 + 132 x 2,048,000) = 21,735,473,152 / 2.999925e12 = 7.245339 ms:
   //   compute-bound attention, 21.847900 ms;
-  //   dense per layer: 294,139,973.97 / 2.66794e12 = 110.2498 us (FLOPs: 27.2 us);
+  //   dense per layer: 294,576,610.62 / 2.66794e12 = 110.4135 us (FLOPs: 27.9 us);
   //   experts per layer: 512 pairs, 256 / 32 = 8 experts held: 8 x 44,040,192 / 2.66794e12 = 132.0575 us
   //   (FLOPs 35.2 us), x 58/61 = 125.5629 us;
-  //   step = 21.847900 + 61 x (110.2498 + 125.5629) us = 21.847900 + 14.384577 = 36.232477 ms.
-  // All attention FLOPs at the decode attention rate would give 24.81 ms; a step without the GEMMs'
-  // weight reads (FLOPs only) 25.55 ms.
+  //   step = 21.847900 + 61 x (110.4135 + 125.5629) us = 21.847900 + 14.394560 = 36.242460 ms.
+  // All attention FLOPs at the decode attention rate would give 24.82 ms; a step without the GEMMs'
+  // weight reads (FLOPs only) 25.60 ms.
   CHECK(decode_step_flops(d.m, 64, 64 * 32000.0) == 4273760894976.0);
   CHECK(decode_step_kv_bytes(d.m, 64, 64 * 32000.0) == 21735473152.0);
   const double step = decode_step_time_s(d.m, d.hw, d.e, 64, 64 * 32000.0, 32);
   CHECK(step == Approx(2226940542976.0 / kRda + 2046820352000.0 / kRidx +
                        61 * (kDsDenseBytes32 / kRwb + 352321536.0 / kRwb * kMoeShare))
                     .epsilon(1e-12));
-  CHECK(step == Approx(36.232477e-3).epsilon(1e-7));
+  CHECK(step == Approx(36.242460e-3).epsilon(1e-7));
   CHECK(decode_step_time_s(d.m, d.hw, d.e, 64, 64 * 32000.0, 32) >
         decode_step_time_s(d.m, d.hw, d.e, 32, 32 * 32000.0, 32));
 }
@@ -582,19 +589,19 @@ TEST_CASE(
 
 TEST_CASE("Cache-compute ratio: DeepSeek-V3 in MHA form -> 11.4, 13.6 and 15.0 GB/PFLOP at 16K, 32.7K, 64K",
           "[unit]") {
-  // By hand, 429 appended tokens over c cached: per layer, (429c + 429 x 430 / 2) pairs x 2 x 128 x (192 +
-  // 128)
-  // + 2 x 16,777,216 x c (the cached latents expanded) + 2 x 37e9 / 61 x 429 linear; KV 1152 B per token and
-  // layer. Counted absorbed (278,528 per pair, no expansion) the ratios would be 7.5 to 9.0.
+  // By hand, 429 appended tokens over c cached: per layer, (429c + 429 x 430 / 2) pairs x 2 x 128 x
+  // (192 + 128) + 2 x 16,777,216 x c (the cached latents expanded) + 2 x 36,625,618,432 / 61 x 429 linear; KV
+  // 1152 B per token and layer. Counted absorbed (278,528 per pair, no expansion) the ratios would be 7.5
+  // to 9.0.
   const ModelSpec v3 = real_model("dsv3");
   for (double c : {16384.0, 32721.0, 65536.0}) {
     INFO("context " << c);
     const double flops =
-        61 * ((429 * c + 429.0 * 430 / 2) * 81920 + 2 * 16777216.0 * c + 2 * 37e9 / 61 * 429);
+        61 * ((429 * c + 429.0 * 430 / 2) * 81920 + 2 * 16777216.0 * c + 2 * 36625618432.0 / 61 * 429);
     CHECK(cache_compute_ratio_gb_per_pflop(v3, c, 429) ==
           Approx(c * 1152 * 61 / 1e9 / (flops / 1e15)).epsilon(1e-12));
   }
-  CHECK(cache_compute_ratio_gb_per_pflop(v3, 32721, 429) == Approx(13.579).epsilon(1e-4));
+  CHECK(cache_compute_ratio_gb_per_pflop(v3, 32721, 429) == Approx(13.605).epsilon(1e-4));
 }
 
 TEST_CASE("Cache-compute ratio: Qwen2.5-32B FP16 over 16K-64K -> 117-267 GB/PFLOP (Table 1)", "[unit]") {

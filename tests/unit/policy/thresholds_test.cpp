@@ -112,16 +112,16 @@ TEST_CASE("Thresholds beta: real files, the paper's typical turn -> tokens one G
   // ds660b (61 layers, EP16), per layer:
   //   main attention 2x128x1088 x (429 x 2048) = 244,712,472,576 FLOPs / 6.400086e14 = 382.3581 us;
   //   indexer 2x64x128 x kCausal = 231,350,845,440 FLOPs / 1.24677e14 = 1,855.6016 us;
-  //   dense 2 x 271,563,129.70 x 429 = 233,001,165,286.8 FLOPs / 1.2800172e15 = 182.0297 us;
+  //   dense 2 x 279,385,150.95 x 429 = 239,712,459,515.8 FLOPs / 1.2800172e15 = 187.2728 us;
   //   experts 3432 pairs on 16 experts: weights 704,643,072 B / 2.66794e12 = 264.1150 us (> FLOPs
   //     302,291,877,888 / 1.2800172e15 = 236.1624 us), x 58/61 = 251.1258 us;
-  //   x 61 = 61 x 2,671.1152 us = 162.938029 ms; beta = 5 x 33,129 / 162.938029 ms = 1,016,613.50.
+  //   x 61 = 61 x 2,676.3584 us = 163.257860 ms; beta = 5 x 33,129 / 163.257860 ms = 1,014,621.90.
   // (The old MFU model gave 457,915.93; the indexer at the main attention's rate would give 2,307,140.75.)
   const double ds660b_s = 61 * (244712472576.0 / 6.400086e14 + 231350845440.0 / 1.24677e14 +
-                                233001165286.81967 / 1.2800172e15 + 704643072.0 / 2.66794e12 * 58 / 61);
-  CHECK(ds660b_s == Approx(162.938029e-3).epsilon(1e-6));
+                                239712459515.80328 / 1.2800172e15 + 704643072.0 / 2.66794e12 * 58 / 61);
+  CHECK(ds660b_s == Approx(163.257860e-3).epsilon(1e-6));
   CHECK(beta_tokens(hw, kernels(), model("ds660b")) == Approx(5 * 33129 / ds660b_s).epsilon(1e-9));
-  CHECK(beta_tokens(hw, kernels(), model("ds660b")) == Approx(1016613.50).epsilon(1e-8));
+  CHECK(beta_tokens(hw, kernels(), model("ds660b")) == Approx(1014621.90).epsilon(1e-8));
   // qwen32b (dense GQA, no indexer, BF16 GEMMs, one whole copy per GPU), per layer:
   //   attention 2x40x256 x kCausal = 289,188,556,800 FLOPs / 6.400086e14 = 451.8510 us;
   //   dense 2 x 31.985e9 / 64 x 429 = 428,798,906,250 FLOPs / 6.396852e14 = 670.3280 us (> weights
@@ -137,15 +137,15 @@ TEST_CASE("Thresholds beta: real files, the paper's typical turn -> tokens one G
 // per GPU instead of 16, so the request's expert work is FLOP-bound (236.1624 us, against 352,321,536 B of
 // weights / 2.66794e12 = 132.0575 us) instead of weight-bound (264.1150 us); every other term is the EP16 one
 // above.
-//   x 61 = 161.316773 ms; beta = 5 x 33,129 / 161.316773 ms = 1,026,830.61.
+//   x 61 = 161.636604 ms; beta = 5 x 33,129 / 161.636604 ms = 1,024,798.81.
 TEST_CASE("Thresholds beta: DS 660B on EP32 prefill units -> the unit's experts per GPU, by hand", "[unit]") {
   const auto hw = hopper();
   const auto m = model("ds660b");
   const double ep32_s = 61 * (244712472576.0 / 6.400086e14 + 231350845440.0 / 1.24677e14 +
-                              233001165286.81967 / 1.2800172e15 + 302291877888.0 / 1.2800172e15 * 58 / 61);
-  CHECK(ep32_s == Approx(161.316773e-3).epsilon(1e-6));
+                              239712459515.80328 / 1.2800172e15 + 302291877888.0 / 1.2800172e15 * 58 / 61);
+  CHECK(ep32_s == Approx(161.636604e-3).epsilon(1e-6));
   CHECK(beta_tokens(hw, kernels(), m, kPaperTypicalTurn, kBetaWindowS, 32) ==
-        Approx(1026830.61).epsilon(1e-8));
+        Approx(1024798.81).epsilon(1e-8));
   // 0 and the file's own 16 give the file's value.
   CHECK(beta_tokens(hw, kernels(), m, kPaperTypicalTurn, kBetaWindowS, 0) == beta_tokens(hw, kernels(), m));
   CHECK(beta_tokens(hw, kernels(), m, kPaperTypicalTurn, kBetaWindowS, 16) == beta_tokens(hw, kernels(), m));
