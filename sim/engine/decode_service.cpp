@@ -434,8 +434,11 @@ void DecodeService::group_loop(int gi) {
       c_.gpu.finish(plan, work, cut, t0);
     }
     if (xb > 0) catch_up_exchange(g, steps * xb, xb / tau);
-    // A congested exchange stretches the steps: they end together with it.
-    const double t_end = std::max(now(), t0 + steps * tau), step_s = (t_end - t0) / steps;
+    // A congested exchange stretches the steps: they end together with it. A plan waited for (or slept to)
+    // its steps' end, so the clock is there; t0 + steps x tau may round an ulp past it, and a turn that ends
+    // then must not end after the clock at which the agent's next turn is issued.
+    const double planned = t0 + steps * tau;
+    const double t_end = planned > now() + 1e-9 ? planned : now(), step_s = (t_end - t0) / steps;
     g.step_time_s += t_end - t0;
     c_.rec.decode_plans++;
     cost::TimeSplit split;  // every GPU of the group, its own part and its wait for the slowest
