@@ -85,7 +85,9 @@ PrefillService::PrefillService(EngineContext& ctx)
   }
   std::vector<std::vector<int>> unit_pes(units);
   for (const auto& pe : pes_) unit_pes[pe.unit].push_back(pe.id);
-  const int dp = c_.sc.cluster.prefill_dp_group_gpus;
+  // A model without routed experts has no EP exchange to run together: a dense model's unit (its weights
+  // sharded over the unit's GPUs, tensor parallel) passes GPU by GPU, as cost/unloaded.cpp counts it.
+  const int dp = c_.sc.model.moe() ? c_.sc.cluster.prefill_dp_group_gpus : 1;
   for (const auto& members : unit_pes) {
     const size_t size = dp == 0 ? members.size() : static_cast<size_t>(dp);
     for (size_t i = 0; i < members.size(); ++i) {

@@ -110,3 +110,20 @@ TEST_CASE("Model import: a shipped config -> a model file written once, which dp
   CHECK(run.result.at("summary").at("turns_completed") == run.result.at("summary").at("turns_total"));
   CHECK(run.result.at("summary").at("kv_bytes_per_token") == 36 * 2048);
 }
+
+TEST_CASE(
+    "Model import: a dense model sharded over a unit (Llama 3.1 70B, 8 GPUs) -> its GPUs pass one by one",
+    "[e2e]") {
+  // Tensor parallel, not DP attention: a dense model has no EP exchange to run together, so its prefill GPUs
+  // do not wait for the unit's slowest (the unloaded TTFT counts them so too). In lock-step, a unit's 8 GPUs
+  // with unequal prompts would spend most of their time waiting (imbalance).
+  const auto r =
+      e2e::run_ok(e2e::repo_file("scenarios/paper/ds660b-32k.json"),
+                  {"model=llama-3.1-70b", "workload.agents=64", "workload.generator.trajectories=64",
+                   "cluster.prefill_nodes=1", "cluster.decode_nodes=1"},
+                  120);
+  CHECK(r.at("scenario").at("cluster").at("prefill_ep_gpus") == 8);
+  const auto& split = r.at("summary").at("time_split").at("prefill");
+  CHECK(split.at("compute_s").get<double>() > 0);
+  CHECK(split.at("imbalance_s").get<double>() == 0);
+}
