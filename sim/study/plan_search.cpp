@@ -72,24 +72,37 @@ class ChoiceSearch {
     return best;
   }
 
+  // The sizes of the space that have a split (a role's units of several nodes leave some sizes none: units of
+  // 3 nodes per role split only multiples of 3 of at least 6), ascending.
+  std::vector<int> sizes() const {
+    std::vector<int> out;
+    for (int n = s_.min_nodes; n <= s_.max_nodes; ++n)
+      if (!plan_splits(n, s_.choices[choice_], s_).empty()) out.push_back(n);
+    return out;
+  }
+
   std::optional<PlanBest> monotone() {
-    int lo = s_.min_nodes - 1, n = s_.min_nodes, hi = -1;
-    while (true) {  // sizes min, 2 min, 4 min, ... max until one is feasible
-      if (!probe(n)) return std::nullopt;
-      if (best_of(n)) {
-        hi = n;
+    const std::vector<int> ns = sizes();
+    if (ns.empty()) return PlanBest{choice_, false, {}, 0, kInf, kInf};
+    // Indices into ns: lo infeasible (-1: below the space), hi feasible.
+    int lo = -1, i = 0, hi = -1;
+    while (true) {  // sizes min, 2 min, 4 min, ... max (those with a split) until one is feasible
+      if (!probe(ns[i])) return std::nullopt;
+      if (best_of(ns[i])) {
+        hi = i;
         break;
       }
-      lo = n;
-      if (n >= s_.max_nodes) return PlanBest{choice_, false, {}, 0, kInf, kInf};
-      n = std::min(s_.max_nodes, std::max(n + 1, 2 * n));
+      lo = i;
+      if (i + 1 >= static_cast<int>(ns.size())) return PlanBest{choice_, false, {}, 0, kInf, kInf};
+      const auto next = std::lower_bound(ns.begin(), ns.end(), 2 * ns[i]);
+      i = std::max(i + 1, std::min(static_cast<int>(ns.size()) - 1, static_cast<int>(next - ns.begin())));
     }
-    while (hi - lo > 1) {  // bisection: lo infeasible (or below the space), hi feasible
+    while (hi - lo > 1) {  // bisection
       const int mid = lo + (hi - lo) / 2;
-      if (!probe(mid)) return std::nullopt;
-      (best_of(mid) ? hi : lo) = mid;
+      if (!probe(ns[mid])) return std::nullopt;
+      (best_of(ns[mid]) ? hi : lo) = mid;
     }
-    return best_of(hi);
+    return best_of(ns[hi]);
   }
 
   double value(int n) const {
@@ -98,23 +111,24 @@ class ChoiceSearch {
   }
 
   std::optional<PlanBest> unimodal() {
-    int lo = s_.min_nodes, hi = s_.max_nodes;
+    const std::vector<int> ns = sizes();
+    int lo = 0, hi = static_cast<int>(ns.size()) - 1;  // indices into ns
     while (hi - lo > 2) {
       const int m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
-      const bool a = probe(m1), b = probe(m2);
+      const bool a = probe(ns[m1]), b = probe(ns[m2]);
       if (!a || !b) return std::nullopt;
-      if (value(m1) <= value(m2)) {
+      if (value(ns[m1]) <= value(ns[m2])) {
         hi = m2;  // the minimum is not right of m2
       } else {
         lo = m1;  // nor left of m1
       }
     }
     bool all = true;
-    for (int n = lo; n <= hi; ++n) all = probe(n) && all;
+    for (int k = lo; k <= hi; ++k) all = probe(ns[k]) && all;
     if (!all) return std::nullopt;
     std::optional<PlanBest> best;
-    for (int n = lo; n <= hi; ++n) {
-      const auto b = best_of(n);
+    for (int k = lo; k <= hi; ++k) {
+      const auto b = best_of(ns[k]);
       if (b && (!best || b->objective < best->objective)) best = b;
     }
     return best ? best : PlanBest{choice_, false, {}, 0, kInf, kInf};

@@ -184,6 +184,37 @@ TEST_CASE("Plan search, SLO goal: random monotone feasibility -> the brute-force
   CHECK(compared >= 80);  // most trials have an answer and are monotone: the comparison is not vacuous
 }
 
+TEST_CASE(
+    "Plan search: units of 3 nodes per role -> the sizes that split into them, not the doublings of 2") {
+  // Kimi K2's default units on 80 GB GPUs are 3 nodes per role: only multiples of 3 from 6 split. Feasible
+  // from 6 prefill and 3 decode nodes: 9 nodes (6P3D, P/D 2 inside the range) is the smallest, by brute
+  // force. The sizes 2, 4, 8, 16 and 32 of a search that doubles from 2 have no split at all.
+  for (PlanGoal goal : {PlanGoal::kSlo, PlanGoal::kJctTimesSize}) {
+    PlanSpace s;
+    s.min_nodes = 2;
+    s.max_nodes = 32;
+    s.goal = goal;
+    PlanChoice c = paper_choice();
+    c.unit_p = 3;
+    c.unit_d = 3;
+    s.choices = {c};
+    const Oracle oracle = [](const PlanPoint& p) {
+      const bool ok = p.pd.p >= 6 && p.pd.d >= 3;
+      // SLO: a margin; JCT x size: a JCT that falls with the size, so that the product is least at 9 nodes.
+      return PlanOutcome{ok, ok ? 1000.0 / p.nodes() + 10.0 * p.nodes() : 0, ok ? "" : "short"};
+    };
+    const auto [step, runs] = drive(s, oracle);
+    const Brute b = brute(s, oracle);
+    REQUIRE(b.found);
+    REQUIRE(step.recommended >= 0);
+    const auto& r = step.best[step.recommended];
+    INFO("goal " << static_cast<int>(goal) << ", brute force " << b.name);
+    CHECK(r.objective == b.objective);
+    if (goal == PlanGoal::kSlo) CHECK(r.point.pd.p + r.point.pd.d == 9);
+    CHECK(runs <= b.points);
+  }
+}
+
 TEST_CASE("Plan search, SLO goal: a wrong answer is caught (the smallest feasible size, not a larger one)") {
   PlanSpace s;
   s.max_nodes = 32;
