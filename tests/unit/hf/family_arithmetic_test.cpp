@@ -112,6 +112,34 @@ TEST_CASE("Import, MoE GQA: a tiny gpt-oss -> experts, sliding windows and MXFP4
   CHECK(m.replicated_params == m.total_params);  // one GPU per unit
 }
 
+TEST_CASE("Import, Mistral and Mixtral: a window on every layer; Mixtral's public config -> 46.7B, 12.7B",
+          "[unit]") {
+  // Mistral: sliding_window on every layer. Tiny: 2 layers of 4 heads of 16, window 8: one token over 100
+  // cached attends min(8, 101) = 8 tokens in both layers: 8 x 2 x 4 x 32 = 2,048 FLOPs.
+  std::string mistral = kTinyLlama;
+  mistral.replace(mistral.find("llama"), 5, "mistral");
+  mistral.replace(mistral.find("\"torch_dtype\""), 0, "\"sliding_window\": 8, ");
+  const config::ModelSpec m = import_text(mistral, "bf16").model;
+  CHECK(m.sliding_window == 8);
+  CHECK(m.sliding_layers == 2);
+  CHECK(cost::attention_flops(m, {100, 1}) == 2048);
+  CHECK(m.total_params == 86848);  // Mistral's projections are Llama's
+  // Mixtral-8x7B's config (models/llm/hf/): per layer attention 4,096 x 4,096 x 2 + 4,096 x 1,024 x 2 =
+  // 41,943,040, norms 8,192, router 4,096 x 8 = 32,768, 8 experts of 3 x 4,096 x 14,336 = 176,160,768; x 32
+  // layers = 46,440,644,608; embedding and lm head 32,000 x 4,096 each, final norm 4,096: 46,702,792,704.
+  // Active: less 32 x 6 unused experts (33,822,867,456) and the lookup (131,072,000) = 12,748,853,248
+  // (Mistral's 12.9B counts the lookup).
+  ImportSpec spec;
+  spec.config = "models/llm/hf/mixtral-8x7b.json";
+  spec.precision.kv = "bf16";
+  StatusOr<Imported> mix = import_config(spec);
+  REQUIRE(mix);
+  CHECK(mix->model.total_params == 46702792704);
+  CHECK(mix->model.active_params == 12748853248);
+  CHECK_FALSE(mix->model.sliding());  // sliding_window null
+  CHECK(mix->model.main_kv_bytes_per_token_layer == 2 * 8 * 128 * 2);
+}
+
 // DeepSeek-V3-like: hidden 64, 3 layers (the first dense), 2 heads; q through a rank-16 latent; KV latent 8 +
 // RoPE 2; nope 4, v 4; dense MLP 32; 4 routed experts of 8 (2 per token) + 1 shared; 2 groups, 1 per token;
 // noaux_tc router bias; vocabulary 10; FP8 weights.
