@@ -253,6 +253,33 @@ TEST_CASE("ModelSpec: bad inputs -> errors naming the file and the JSON path", "
   CHECK_THAT(load(minimal_json(R"(, "params": {"active": 1, "total": 2}, "x": 1)")), Contains(file));
 }
 
+TEST_CASE("ModelSpec: sliding windows and the experts' precision -> checked, and used where they count",
+          "[unit]") {
+  ScratchDir dir;
+  auto load = [&](const std::string& att, const std::string& extra = "") {
+    return config::load_model(dir.write(
+        "m.json", R"({"layers": 4, "params": {"active": 1e9, "total": 2e9)" + extra +
+                      R"(}, "kv": {"bytes_per_token_layer": 100}, "attention": {"kind": "gqa", "heads": 4,
+                      "qk_head_dim": 8, "v_head_dim": 8)" +
+                      att + "}}"));
+  };
+  const std::string file = dir.path("m.json");
+  CHECK_THAT(error_of(load(R"(, "sliding_window": 16)")),
+             Contains(file + ": attention.sliding_layers: expected an integer >= 1 with the other"));
+  CHECK_THAT(error_of(load(R"(, "sliding_layers": 2)")), Contains("attention.sliding_window: expected"));
+  CHECK_THAT(error_of(load(R"(, "sliding_window": 16, "sliding_layers": 5)")),
+             Contains("attention.sliding_layers: expected an integer <= layers (4), got 5"));
+  CHECK_THAT(
+      error_of(load("", R"(, "expert_weight_bytes_per_param": 0.5)")),
+      Contains(file +
+               ": params.expert_weight_bytes_per_param: expected 0 or absent for a model without moe"));
+  // 2 of 4 layers slide over 16 tokens: one token over 100 cached attends (2 x 101 + 2 x 16) / 4 = 58.5
+  // tokens on the average layer, 2 x 4 x 16 = 128 FLOPs each: 7,488.
+  StatusOr<ModelSpec> m = load(R"(, "sliding_window": 16, "sliding_layers": 2)");
+  REQUIRE(m);
+  CHECK(attention_flops(*m, {100, 1}) == 7488);
+}
+
 TEST_CASE("ModelSpec: bad moe and compute sections -> errors naming the file and the JSON path", "[unit]") {
   ScratchDir dir;
   auto load = [&](const std::string& text) {
