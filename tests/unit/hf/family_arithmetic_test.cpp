@@ -112,8 +112,9 @@ TEST_CASE("Import, MoE GQA: a tiny gpt-oss -> experts, sliding windows and MXFP4
   CHECK(m.replicated_params == m.total_params);  // one GPU per unit
 }
 
-TEST_CASE("Import, Mistral and Mixtral: a window on every layer; Mixtral's public config -> 46.7B, 12.7B",
-          "[unit]") {
+TEST_CASE(
+    "Import, Mistral and Mixtral: a window on every layer, and Mixtral's public config -> 46.7B and 12.7B",
+    "[unit]") {
   // Mistral: sliding_window on every layer. Tiny: 2 layers of 4 heads of 16, window 8: one token over 100
   // cached attends min(8, 101) = 8 tokens in both layers: 8 x 2 x 4 x 32 = 2,048 FLOPs.
   std::string mistral = kTinyLlama;
