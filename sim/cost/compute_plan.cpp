@@ -94,6 +94,18 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
     p.layer_work.assign(n, 0.0);
     return p;
   }
+  if (!m.moe() && n > 1) {
+    // A dense model whose group shards its weights (tensor parallel): every GPU computes its share of every
+    // chunk of the group, 1 / n of the attention and of the GEMMs' FLOPs, and reads its weight shard once.
+    std::vector<Chunk> all;
+    for (const auto& chunks : per_gpu) all.insert(all.end(), chunks.begin(), chunks.end());
+    const double attention = attention_time_s(m, hw, e, all) / n;
+    const double tp =
+        attention + mb * dense_time_s(m, hw, e, p.tokens / n / mb, ep.gpus) / e.k_prefill_efficiency;
+    p.attention_s.assign(n, attention);
+    own.assign(n, tp);
+    slowest = tp;
+  }
   // The routed experts: the busiest expert GPU of the group takes its imbalance times the average pairs,
   // and receives (dispatch) and sends back (combine) as much more of the exchange.
   const double avg = p.tokens / n;

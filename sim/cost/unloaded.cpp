@@ -15,9 +15,10 @@ UnloadedLatency::UnloadedLatency(const config::ScenarioConfig& sc) : sc_(sc) {
   const int pe_unit = config::unit_gpus(sc, config::UnitRole::kPrefill);
   prefill_ep_ = ep_group(m, hw, pe_unit);
   decode_ep_ = ep_group(m, sc.decode_hardware, config::unit_gpus(sc, config::UnitRole::kDecode));
-  // An EP model's PEs pass in DP-attention groups (engine/prefill_service.cpp); other models alone.
+  // The PEs pass in groups (engine/prefill_service.cpp): an EP model's DP-attention groups, a dense model's
+  // tensor-parallel unit (a unit of one GPU for a model every GPU holds whole).
   const int dp = sc.cluster.prefill_dp_group_gpus;
-  dp_gpus_ = m.moe() ? (dp == 0 ? pe_unit : dp) : 1;
+  dp_gpus_ = dp == 0 ? pe_unit : dp;
   if (sc.policy.batching == "quota") limits_.quota_s = sc.policy.compute_quota_s;
   if (sc.engine.max_pass_tokens > 0) limits_.max_tokens = sc.engine.max_pass_tokens;
   kv_token_ = kv_bytes_per_token(m);

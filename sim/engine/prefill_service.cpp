@@ -76,7 +76,7 @@ PrefillService::PrefillService(EngineContext& ctx)
   // Units (config/units.h) and DP-attention groups: an EP model's PEs run their passes in groups of
   // prefill_dp_group_gpus consecutive GPUs of their unit (node-major numbering: a group of g fills one node;
   // 0 = the whole unit: with role changes, of every node that serves prefill at some time in the unit, the
-  // group's live part passing); other models alone.
+  // group's live part passing); a dense model's unit is one GPU, or a tensor-parallel group.
   const std::vector<int> unit_of = engine_units(c_, platform::NodeRole::kPrefill);
   int units = 0;
   for (auto& pe : pes_) {
@@ -85,9 +85,9 @@ PrefillService::PrefillService(EngineContext& ctx)
   }
   std::vector<std::vector<int>> unit_pes(units);
   for (const auto& pe : pes_) unit_pes[pe.unit].push_back(pe.id);
-  // A model without routed experts has no EP exchange to run together: a dense model's unit (its weights
-  // sharded over the unit's GPUs, tensor parallel) passes GPU by GPU, as cost/unloaded.cpp counts it.
-  const int dp = c_.sc.model.moe() ? c_.sc.cluster.prefill_dp_group_gpus : 1;
+  // A dense model's unit of several GPUs shards its weights (tensor parallel): its group's passes share
+  // every chunk over the group's GPUs (cost::prefill_pass).
+  const int dp = c_.sc.cluster.prefill_dp_group_gpus;
   for (const auto& members : unit_pes) {
     const size_t size = dp == 0 ? members.size() : static_cast<size_t>(dp);
     for (size_t i = 0; i < members.size(); ++i) {

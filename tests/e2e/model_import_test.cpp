@@ -111,12 +111,11 @@ TEST_CASE("Model import: a shipped config -> a model file written once, which dp
   CHECK(run.result.at("summary").at("kv_bytes_per_token") == 36 * 2048);
 }
 
-TEST_CASE(
-    "Model import: a dense model sharded over a unit (Llama 3.1 70B, 8 GPUs) -> its GPUs pass one by one",
-    "[e2e]") {
-  // Tensor parallel, not DP attention: a dense model has no EP exchange to run together, so its prefill GPUs
-  // do not wait for the unit's slowest (the unloaded TTFT counts them so too). In lock-step, a unit's 8 GPUs
-  // with unequal prompts would spend most of their time waiting (imbalance).
+TEST_CASE("Model import: a dense model sharded over a unit (Llama 3.1 70B, 8 GPUs) -> tensor parallel passes",
+          "[e2e]") {
+  // Tensor parallel, not DP attention: every GPU of the unit computes its share of every prompt of a pass, so
+  // none waits for another. As DP attention, a unit's 8 GPUs with unequal prompts would spend most of their
+  // time waiting for the slowest (imbalance).
   const auto r =
       e2e::run_ok(e2e::repo_file("scenarios/paper/ds660b-32k.json"),
                   {"model=llama-3.1-70b", "workload.agents=64", "workload.generator.trajectories=64",

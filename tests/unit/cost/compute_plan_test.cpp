@@ -181,6 +181,43 @@ TEST_CASE("Prefill pass: one GPU -> its layer time, a group without new tokens -
   CHECK(idle.exchange_bytes == 0);
 }
 
+TEST_CASE("Prefill pass: a dense model on a tensor-parallel group of 4 -> every GPU a quarter of the chunk",
+          "[unit]") {
+  // A dense model of 2 layers, 1e9 parameters each, FP8, sharded over 4 GPUs (no replicated part); 8 heads of
+  // 128. One chunk of 4,096 new tokens, queued on the group's first GPU. Per layer, by hand:
+  //   attention 2 x 8 x 256 x (4,096 x 4,097 / 2) = 34,368,126,976 FLOPs / 6.400086e14 = 53.6995 us, a
+  //   quarter on each GPU: 13.4249 us; GEMMs: 1,024 tokens per GPU x 2 x 1e9 = 2.048e12 FLOPs / 1.2800172e15
+  //   = 1,599.9785 us (above the shard's weights, 2.5e8 B / 2.66794e12 = 93.7053 us); layer 1,613.4034 us on
+  //   every GPU. In lock-step with the chunk on one GPU (DP attention) it would take 6,453.6134 us, the
+  //   others waiting.
+  ModelSpec m;
+  m.layers = 2;
+  m.active_params = m.total_params = 2e9;
+  m.replicated_params = 0;
+  m.weight_bytes_per_param = 1;
+  m.weight_shards = 4;
+  m.heads = 8;
+  m.qk_head_dim = m.v_head_dim = 128;
+  m.prefill_mha = true;
+  m.prefill_qk_head_dim = m.prefill_v_head_dim = 128;
+  m.main_kv_bytes_per_token_layer = 4096;
+  const HardwareSpec hw = pinned_hopper();
+  const PassPlan p = prefill_pass(m, hw, pinned_engine(), {{{0, 4096}}, {}, {}, {}}, EpGroup{4, 8});
+  CHECK(p.layer_s == Approx(1613.4034e-6).epsilon(1e-7));
+  CHECK(p.tokens == 4096);
+  for (int i = 0; i < 4; ++i) {
+    CHECK(p.attention_s[i] == Approx(13.4249e-6).epsilon(1e-5));
+    CHECK(p.layer_work[i] == Approx(1613.4034e-6 * 1.979e15).epsilon(1e-7));
+  }
+  CHECK(p.split.imbalance_s == 0);
+  // Spread over the group's queues instead, the same tokens take the same pass.
+  const PassPlan spread =
+      prefill_pass(m, hw, pinned_engine(), {{{0, 2048}}, {{0, 2048}}, {}, {}}, EpGroup{4, 8});
+  CHECK(spread.layer_s <
+        p.layer_s);  // fewer attention pairs: two chunks of 2,048 attend less than one of 4,096
+  CHECK(spread.layer_s > 1599.9785e-6);
+}
+
 TEST_CASE("Decode step plan: ds660b 64 requests at EP32 -> compute step, CNIC bytes, NVLink bound when slow",
           "[unit]") {
   const ModelSpec m = pinned_ds660b();
