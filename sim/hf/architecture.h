@@ -27,11 +27,10 @@ struct Architecture {
   int max_context = 0;
 
   // Parameters (all layers; the MTP module and the input-embedding lookup as below).
-  double total = 0;      // every weight held in HBM
-  double active = 0;     // multiplied per token: total less the input embedding and the routed experts a
-                         // token does not use
-  double embedding = 0;  // the input embedding (a lookup, not multiplied)
-  double routed = 0;     // routed experts over all MoE layers (0 for a dense model)
+  double total = 0;   // every weight held in HBM
+  double active = 0;  // multiplied per token: total less the input embedding and the routed experts a
+                      // token does not use
+  double routed = 0;  // routed experts over all MoE layers (0 for a dense model)
 
   // Attention.
   bool mla = false;
@@ -86,6 +85,13 @@ struct Embeddings {
   std::string arithmetic;
 };
 Embeddings read_embeddings(ConfigReader& r, int hidden);
+
+// Fills a GQA family's attention fields and their sources: heads, head dims (the config's head_dim, or
+// hidden_size / heads), the sliding-window layers.
+void set_gqa_attention(ConfigReader& r, const GqaAttention& att, const Sliding& sw, int hidden,
+                       Architecture& a);
+// The sources of layers and max_context_tokens, every family's.
+void set_shape_sources(Architecture& a);
 
 // "1,234,567" for source lines.
 std::string grouped(double v);

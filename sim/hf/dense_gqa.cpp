@@ -24,12 +24,10 @@ StatusOr<Architecture> derive_dense_gqa(ConfigReader& r) {
   const double norms = 2.0 * h;
   const double layer = att.params_per_layer + mlp + norms;
   a.total = a.layers * layer + emb.embedding + emb.lm_head + h;
-  a.embedding = emb.embedding;
   a.active = emb.lm_head > 0 ? a.total - emb.embedding : a.total;  // tied: the matrix is the lm head too
   const std::string count = fmt::format(
-      "per layer: attention ({}) + MLP 3 x hidden_size {} x intermediate_size {}{} = {} + norms 2 x {} = {}; "
-      "x "
-      "num_hidden_layers {} = {}; {}; final norm {}",
+      "per layer: attention ({}) + MLP 3 x hidden_size {} x intermediate_size {}{} = {} + norms 2 x {} = "
+      "{}; x num_hidden_layers {} = {}; {}; final norm {}",
       att.arithmetic, h, grouped(inter), mlp_bias ? " + biases (mlp_bias)" : "", grouped(mlp), h,
       grouped(layer), a.layers, grouped(a.layers * layer), emb.arithmetic, h);
   a.sources["params.total"] = "derived from the config: " + count + "; total " + grouped(a.total);
@@ -38,29 +36,8 @@ StatusOr<Architecture> derive_dense_gqa(ConfigReader& r) {
       emb.lm_head > 0 ? "" : " (tied: it is also the lm head, so counted)", grouped(a.total),
       grouped(emb.lm_head > 0 ? emb.embedding : 0), grouped(a.active));
 
-  a.heads = att.heads;
-  a.kv_heads = att.kv_heads;
-  a.head_dim = att.head_dim;
-  a.qk_head_dim = a.v_head_dim = att.head_dim;
-  a.sources["attention.kind"] =
-      fmt::format("config: num_attention_heads {} over num_key_value_heads {} (GQA; MHA when equal)",
-                  att.heads, att.kv_heads);
-  a.sources["attention.heads"] = fmt::format("config num_attention_heads = {}", att.heads);
-  const std::string dim =
-      r.has("head_dim")
-          ? fmt::format("config head_dim = {:g}", att.head_dim)
-          : fmt::format("config hidden_size {} / num_attention_heads {} = {:g}", h, att.heads, att.head_dim);
-  a.sources["attention.qk_head_dim"] = dim;
-  a.sources["attention.v_head_dim"] = dim;
-  a.sliding_window = sw.window;
-  a.sliding_layers = sw.layers;
-  if (sw.layers > 0) {
-    a.sources["attention.sliding_window"] = fmt::format("config sliding_window = {}", sw.window);
-    a.sources["attention.sliding_layers"] = "config " + sw.source;
-  }
-  a.notes.push_back("Sliding-window layers: " + sw.source + ".");
-  a.sources["layers"] = fmt::format("config num_hidden_layers = {}", a.layers);
-  a.sources["max_context_tokens"] = fmt::format("config max_position_embeddings = {}", a.max_context);
+  set_gqa_attention(r, att, sw, h, a);
+  set_shape_sources(a);
   return a;
 }
 

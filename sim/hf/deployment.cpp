@@ -37,18 +37,17 @@ StatusOr<UnitChoice> smallest_unit(const config::ModelSpec& m, const config::Har
     UnitChoice c;
     c.gpus = tried[i];
     c.source = fmt::format(
-        "the smallest group on {} ({} GB HBM per GPU, {:g} GB reserve) that holds the weights "
-        "with room for {:.0f} tokens of KV per GPU: {}",
+        "the smallest group on {} ({} GB HBM per GPU, {:g} GB reserve) that holds the weights with room "
+        "for {:.0f} tokens of KV per GPU: {}",
         hw_file, hw.gpu_hbm_bytes / 1e9, m.hbm_reserve_bytes / 1e9, kv_room_tokens,
         describe_size(m, hw, c.gpus));
     if (i > 0) c.source += "; " + describe_size(m, hw, tried[i - 1]) + " is too few";
     return c;
   }
   return Status::error(fmt::format(
-      "{}: deployment units: expected a group of at most {} nodes of {} whose GPUs hold the weights ({:.4g} "
-      "GB) "
-      "with room for {:.0f} tokens of KV each, found none (set --prefill-ep/--decode-ep, or a smaller "
-      "--kv-room-tokens)",
+      "{}: deployment units: expected a group of at most {} nodes of {} whose GPUs hold the weights "
+      "({:.4g} GB) with room for {:.0f} tokens of KV each, found none (set --prefill-ep/--decode-ep, or a "
+      "smaller --kv-room-tokens)",
       config_file, kMaxUnitNodes, hw_file, m.weight_bytes_per_gpu(1) / 1e9, kv_room_tokens));
 }
 
@@ -63,8 +62,7 @@ StatusOr<UnitChoice> given_unit(const config::ModelSpec& m, const config::Hardwa
   if (cost::hbm_kv_bytes_per_gpu(m, hw, gpus) <= 0)
     return Status::error(
         fmt::format("{}: {}: expected a group whose GPUs hold the weights with room for KV on {}, got {}: "
-                    "{:.4g} GB of weights "
-                    "per GPU + {:.4g} GB reserve >= {:.4g} GB of HBM",
+                    "{:.4g} GB of weights per GPU + {:.4g} GB reserve >= {:.4g} GB of HBM",
                     config_file, flag, hw_file, gpus, m.weight_bytes_per_gpu(gpus) / 1e9,
                     m.hbm_reserve_bytes / 1e9, hw.gpu_hbm_bytes / 1e9));
   UnitChoice c;

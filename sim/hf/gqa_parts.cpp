@@ -108,6 +108,36 @@ Sliding read_sliding(ConfigReader& r, int layers, int max_context) {
   return s;
 }
 
+void set_gqa_attention(ConfigReader& r, const GqaAttention& att, const Sliding& sw, int hidden,
+                       Architecture& a) {
+  a.heads = att.heads;
+  a.kv_heads = att.kv_heads;
+  a.head_dim = att.head_dim;
+  a.qk_head_dim = a.v_head_dim = att.head_dim;
+  a.sources["attention.kind"] =
+      fmt::format("config: num_attention_heads {} over num_key_value_heads {} (GQA; MHA when equal)",
+                  att.heads, att.kv_heads);
+  a.sources["attention.heads"] = fmt::format("config num_attention_heads = {}", att.heads);
+  const std::string dim = r.has("head_dim")
+                              ? fmt::format("config head_dim = {:g}", att.head_dim)
+                              : fmt::format("config hidden_size {} / num_attention_heads {} = {:g}", hidden,
+                                            att.heads, att.head_dim);
+  a.sources["attention.qk_head_dim"] = dim;
+  a.sources["attention.v_head_dim"] = dim;
+  a.sliding_window = sw.window;
+  a.sliding_layers = sw.layers;
+  if (sw.layers > 0) {
+    a.sources["attention.sliding_window"] = fmt::format("config sliding_window = {}", sw.window);
+    a.sources["attention.sliding_layers"] = "config " + sw.source;
+  }
+  a.notes.push_back("Sliding-window layers: " + sw.source + ".");
+}
+
+void set_shape_sources(Architecture& a) {
+  a.sources["layers"] = fmt::format("config num_hidden_layers = {}", a.layers);
+  a.sources["max_context_tokens"] = fmt::format("config max_position_embeddings = {}", a.max_context);
+}
+
 Embeddings read_embeddings(ConfigReader& r, int hidden) {
   Embeddings e;
   const double vocab = static_cast<double>(r.integer("vocab_size", 1, 100000000));

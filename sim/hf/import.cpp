@@ -68,8 +68,8 @@ Doc build_doc(const std::string& name, const std::string& config_file, const Arc
   Doc notes = Doc::array();
   notes.push_back(
       fmt::format("Imported by `dpsim model import` from {} ({}, model_type {}): every value below is the "
-                  "config's or derived "
-                  "from it as its sources entry says; the precision and the deployment units as said there.",
+                  "config's or derived from it as its sources entry says; the precision and the deployment "
+                  "units as said there.",
                   config_file, describe(a.family), a.model_type));
   for (const std::string& n : a.notes) notes.push_back(n);
 
@@ -210,15 +210,13 @@ StatusOr<Imported> import_config_text(const std::string& text, const std::string
   } else if (moe) {
     extra["params.replicated"] = fmt::format(
         "derived: everything but the routed experts (attention, dense MLPs, shared experts, routers, "
-        "embeddings, "
-        "norms), held whole by every GPU of an EP group under DP attention = {} - {}",
+        "embeddings, norms), held whole by every GPU of an EP group under DP attention = {} - {}",
         grouped(a.total), grouped(a.routed));
   } else {
     m.replicated_params = 0;
     extra["params.replicated"] =
         "0: a dense model on more than one GPU per unit shards all its weights over the unit (tensor "
-        "parallelism; "
-        "its all-reduces inside a node are not modelled)";
+        "parallelism; its all-reduces inside a node are not modelled)";
   }
   m.weight_shards = shards;
   extra["params.weight_shards"] =
@@ -249,8 +247,8 @@ StatusOr<Imported> import_config_text(const std::string& text, const std::string
   }
   if (ix_layer > 0) {
     extra["kv.indexer_bytes_per_token_layer"] = fmt::format(
-        "derived: the DSA indexer's key of index_head_dim {:g} in FP8 + one FP32 scale per 128 values = {:g} "
-        "(DeepSeek-V3.2's indexer cache, whatever --kv says)",
+        "derived: the DSA indexer's key of index_head_dim {:g} in FP8 + one FP32 scale per 128 values = "
+        "{:g} (DeepSeek-V3.2's indexer cache, whatever --kv says)",
         a.indexer_head_dim, ix_layer);
     extra["kv.indexer_keys_in_cache"] =
         "modelling choice, as ds660b: the indexer keys cannot be recomputed from the cache, so they travel "
@@ -267,8 +265,7 @@ StatusOr<Imported> import_config_text(const std::string& text, const std::string
   if (moe) {
     extra["moe.dispatch_bytes_per_value"] =
         "not in the config (the engine's): DeepEP's FP8 dispatch with one FP32 scale per 128 values, 1 + "
-        "4/128, as "
-        "DeepSeek's day-6 inference overview";
+        "4/128, as DeepSeek's day-6 inference overview";
     extra["moe.combine_bytes_per_value"] = "not in the config (the engine's): DeepEP's BF16 combine";
     if (a.expert_groups == 0) {
       extra["moe.expert_groups"] = "no group-limited routing in the config (n_group absent or 1)";

@@ -72,7 +72,6 @@ StatusOr<Architecture> derive_mla(ConfigReader& r, Family f) {
   const double other = a.layers * (attention + indexer + norms) + dense_layers * 3.0 * h * inter +
                        moe_layers * (shared * expert + router) + emb.embedding + emb.lm_head + h;
   a.total = a.routed + other;
-  a.embedding = emb.embedding;
   a.active = a.total - a.routed + double(moe_layers) * top * expert - (emb.lm_head > 0 ? emb.embedding : 0);
 
   const std::string att_sum = fmt::format(
@@ -89,10 +88,9 @@ StatusOr<Architecture> derive_mla(ConfigReader& r, Family f) {
           : "";
   a.sources["params.total"] = fmt::format(
       "derived from the config: per layer {}{} + norms {:g}, x {} layers; {} dense MLPs "
-      "(first_k_dense_replace) "
-      "of 3 x {} x intermediate_size {:g}; {} MoE layers of {} routed + {} shared experts (n_shared_experts) "
-      "of "
-      "3 x {} x moe_intermediate_size {:g} = {} each, router {} x {}{}; {}; final norm {}; total {}{}",
+      "(first_k_dense_replace) of 3 x {} x intermediate_size {:g}; {} MoE layers of {} routed + {} shared "
+      "experts (n_shared_experts) of 3 x {} x moe_intermediate_size {:g} = {} each, router {} x {}{}; {}; "
+      "final norm {}; total {}{}",
       att_sum, ix_sum, norms, a.layers, dense_layers, h, inter, moe_layers, experts, shared, h, moe_inter,
       grouped(expert), h, experts, score_bias ? " + bias (noaux_tc)" : "", emb.arithmetic, h,
       grouped(a.total),
@@ -100,9 +98,8 @@ StatusOr<Architecture> derive_mla(ConfigReader& r, Family f) {
                     " (the {} MTP layer(s) of num_nextn_predict_layers are the engine's, not counted)", mtp)
               : "");
   a.sources["params.active"] = fmt::format(
-      "derived from the config: total {} less the routed experts a token does not use ({} x ({} - {}) x {}) "
-      "and "
-      "the input embedding's lookup = {}",
+      "derived from the config: total {} less the routed experts a token does not use ({} x ({} - {}) x "
+      "{}) and the input embedding's lookup = {}",
       grouped(a.total), moe_layers, experts, top, grouped(expert), grouped(a.active));
 
   a.heads = H;
@@ -124,15 +121,13 @@ StatusOr<Architecture> derive_mla(ConfigReader& r, Family f) {
     a.kv_up_params = kv_b;
     a.sources["attention.prefill_form"] =
         "dense MLA's prefill in MHA form, as DeepSeek runs V3's (models/llm/README.md, 'Which form dense "
-        "MLA's "
-        "prefill is counted in'); a chunk runs absorbed where that costs fewer FLOPs";
+        "MLA's prefill is counted in'); a chunk runs absorbed where that costs fewer FLOPs";
     a.sources["attention.prefill_qk_head_dim"] =
         fmt::format("config qk_nope_head_dim {} + qk_rope_head_dim {} = {:g}", nope, rope, qk);
     a.sources["attention.prefill_v_head_dim"] = fmt::format("config v_head_dim = {}", v);
     a.sources["attention.kv_up_params"] = fmt::format(
         "derived from the config: kv_b_proj expands the kv_lora_rank {} latent into {} heads x "
-        "(qk_nope_head_dim {} "
-        "+ v_head_dim {}) = {} weights per layer",
+        "(qk_nope_head_dim {} + v_head_dim {}) = {} weights per layer",
         kv_lora, H, nope, v, grouped(kv_b));
   } else {
     a.sparse_topk = topk;
@@ -154,9 +149,8 @@ StatusOr<Architecture> derive_mla(ConfigReader& r, Family f) {
     a.expert_groups = n_group;
     a.max_groups_per_token = topk_group;
     a.sources["moe.expert_groups"] = fmt::format(
-        "config n_group = {} (topk_group = {}): group-limited routing, a token's {} experts in {} of the {} "
-        "groups "
-        "of {} experts",
+        "config n_group = {} (topk_group = {}): group-limited routing, a token's {} experts in {} of the "
+        "{} groups of {} experts",
         n_group, topk_group, top, topk_group, n_group, experts / n_group);
     a.sources["moe.max_nodes_per_token"] =
         fmt::format("config topk_group = {}: the groups a token's experts lie in", topk_group);
@@ -169,17 +163,14 @@ StatusOr<Architecture> derive_mla(ConfigReader& r, Family f) {
   a.sources["moe.active_experts"] = fmt::format("config num_experts_per_tok = {}", top);
   a.sources["moe.expert_params"] = fmt::format(
       "derived from the config: gate, up and down projections of moe_intermediate_size {:g} on hidden_size "
-      "{} = 3 "
-      "x {} x {:g} = {}",
+      "{} = 3 x {} x {:g} = {}",
       moe_inter, h, h, moe_inter, grouped(expert));
   a.sources["moe.hidden"] = fmt::format("config hidden_size = {}", h);
-  a.sources["layers"] = fmt::format("config num_hidden_layers = {}", a.layers);
-  a.sources["max_context_tokens"] = fmt::format("config max_position_embeddings = {}", a.max_context);
+  set_shape_sources(a);
   if (mtp > 0)
     a.notes.push_back(
         fmt::format("The config's {} MTP layer(s) (num_nextn_predict_layers) are not counted: multi-token "
-                    "prediction is the "
-                    "engine file's (decode.mtp).",
+                    "prediction is the engine file's (decode.mtp).",
                     mtp));
   return a;
 }

@@ -42,8 +42,7 @@ MoeShape read_shape(ConfigReader& r, const std::string& type, int layers) {
     s.moe_layers = layers;
     s.expert_bias = s.router_bias = type == "gpt_oss";
     s.source = fmt::format(
-        "num_local_experts {}, num_experts_per_tok {}, intermediate_size {:g} per expert; every "
-        "layer MoE",
+        "num_local_experts {}, num_experts_per_tok {}, intermediate_size {:g} per expert; every layer MoE",
         s.experts, s.active, s.inter);
   }
   if (r.ok() && s.active > s.experts) {
@@ -81,7 +80,6 @@ StatusOr<Architecture> derive_moe_gqa(ConfigReader& r) {
   const double other = a.layers * (att.params_per_layer + norms) + s.moe_layers * router +
                        dense_layers * dense_mlp + emb.embedding + emb.lm_head + h;
   a.total = a.routed + other;
-  a.embedding = emb.embedding;
   a.active = a.total - a.routed + routed_active - (emb.lm_head > 0 ? emb.embedding : 0);
 
   a.moe_layers = s.moe_layers;
@@ -99,42 +97,19 @@ StatusOr<Architecture> derive_moe_gqa(ConfigReader& r) {
   a.sources["moe.hidden"] = fmt::format("config hidden_size = {}", h);
   a.sources["params.total"] = fmt::format(
       "derived from the config: routed experts {} MoE layers x {} x {} = {}; per layer attention ({}) + "
-      "norms "
-      "{:g}, x {} layers; routers hidden x experts{} = {:g} per MoE layer; {} dense MLPs of 3 x {} x {:g}; "
-      "{}; "
-      "final norm {}; total {}",
+      "norms {:g}, x {} layers; routers hidden x experts{} = {:g} per MoE layer; {} dense MLPs of 3 x {} x "
+      "{:g}; {}; final norm {}; total {}",
       s.moe_layers, s.experts, grouped(expert), grouped(a.routed), att.arithmetic, norms, a.layers,
       s.router_bias ? " + bias" : "", router, dense_layers, h, s.dense_inter, emb.arithmetic, h,
       grouped(a.total));
   a.sources["params.active"] = fmt::format(
-      "derived from the config: total {} less the routed experts a token does not use ({} x ({} - {}) x {}) "
-      "and "
-      "the input embedding's lookup{} = {}",
+      "derived from the config: total {} less the routed experts a token does not use ({} x ({} - {}) x "
+      "{}) and the input embedding's lookup{} = {}",
       grouped(a.total), s.moe_layers, s.experts, s.active, grouped(expert),
       emb.lm_head > 0 ? "" : " (tied: kept, it is the lm head)", grouped(a.active));
 
-  a.heads = att.heads;
-  a.kv_heads = att.kv_heads;
-  a.head_dim = att.head_dim;
-  a.qk_head_dim = a.v_head_dim = att.head_dim;
-  a.sources["attention.kind"] = fmt::format(
-      "config: num_attention_heads {} over num_key_value_heads {} (GQA)", att.heads, att.kv_heads);
-  a.sources["attention.heads"] = fmt::format("config num_attention_heads = {}", att.heads);
-  const std::string dim =
-      r.has("head_dim")
-          ? fmt::format("config head_dim = {:g}", att.head_dim)
-          : fmt::format("config hidden_size {} / num_attention_heads {} = {:g}", h, att.heads, att.head_dim);
-  a.sources["attention.qk_head_dim"] = dim;
-  a.sources["attention.v_head_dim"] = dim;
-  a.sliding_window = sw.window;
-  a.sliding_layers = sw.layers;
-  if (sw.layers > 0) {
-    a.sources["attention.sliding_window"] = fmt::format("config sliding_window = {}", sw.window);
-    a.sources["attention.sliding_layers"] = "config " + sw.source;
-  }
-  a.notes.push_back("Sliding-window layers: " + sw.source + ".");
-  a.sources["layers"] = fmt::format("config num_hidden_layers = {}", a.layers);
-  a.sources["max_context_tokens"] = fmt::format("config max_position_embeddings = {}", a.max_context);
+  set_gqa_attention(r, att, sw, h, a);
+  set_shape_sources(a);
   return a;
 }
 

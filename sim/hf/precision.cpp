@@ -46,8 +46,8 @@ StatusOr<Precision> resolve_precision(ConfigReader& r, const Architecture& a, co
     if (rest.empty()) {
       nlohmann::json got = dtype ? nlohmann::json(*dtype) : nlohmann::json();
       r.fail("torch_dtype",
-             "\"bfloat16\" or \"float16\": the precision of the weights MXFP4 leaves unquantized (attention, "
-             "router, embeddings; the config does not give it, so pass --weights bf16|fp8)",
+             "\"bfloat16\" or \"float16\": the precision of the weights MXFP4 leaves unquantized "
+             "(attention, router, embeddings; the config does not give it, so pass --weights bf16|fp8)",
              dtype ? &got : nullptr);
       return r.status();
     }
@@ -55,10 +55,8 @@ StatusOr<Precision> resolve_precision(ConfigReader& r, const Architecture& a, co
     p.expert_weight_bytes = bytes_of_format("fp4");
     p.weights_source = fmt::format(
         "config quantization_config.quant_method \"mxfp4\": the routed experts in MXFP4, 4-bit values with "
-        "one "
-        "8-bit scale per 32 = 0.53125 B per parameter; the modules it leaves (modules_to_not_convert: "
-        "attention, "
-        "router, embeddings, lm head) at {}, {:g} B",
+        "one 8-bit scale per 32 = 0.53125 B per parameter; the modules it leaves (modules_to_not_convert: "
+        "attention, router, embeddings, lm head) at {}, {:g} B",
         from, p.weight_bytes);
   } else if (!flags.weights.empty()) {
     p.weight_bytes = bytes_of_format(flags.weights);
@@ -68,8 +66,8 @@ StatusOr<Precision> resolve_precision(ConfigReader& r, const Architecture& a, co
     if (method == "fp8" || method == "fbgemm_fp8") {
       p.weight_bytes = 1;
       p.weights_source = fmt::format(
-          "config quantization_config.quant_method \"{}\": FP8 weights, 1 B per parameter (the block scales, "
-          "1/16,384 of the bytes, and the BF16 embeddings and norms are not counted)",
+          "config quantization_config.quant_method \"{}\": FP8 weights, 1 B per parameter (the block "
+          "scales, 1/16,384 of the bytes, and the BF16 embeddings and norms are not counted)",
           method);
     } else {
       r.fail("quantization_config.quant_method",
@@ -99,8 +97,8 @@ StatusOr<Precision> resolve_precision(ConfigReader& r, const Architecture& a, co
             : "BF16 weights: BF16 GEMMs (the node file's gpu.bf16_flops)";
     if (p.expert_weight_bytes > 0 && p.weight_bytes == 2)
       p.gemm_source =
-          "BF16 weights beside MXFP4 experts, dequantized into BF16 GEMMs (a node file has FP8 and "
-          "BF16 peaks only)";
+          "BF16 weights beside MXFP4 experts, dequantized into BF16 GEMMs (a node file has FP8 and BF16 "
+          "peaks only)";
   }
 
   // KV cache.
