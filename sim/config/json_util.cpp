@@ -11,14 +11,17 @@
 
 namespace sim::config {
 
+std::string show_value(const nlohmann::json& v) {
+  // Strings from --set are not checked for UTF-8: replace bad bytes rather than throw.
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
 namespace {
 
 std::string show(const nlohmann::json* got) {
-  if (got == nullptr) return "nothing (the field is missing)";
-  // Strings from --set are not checked for UTF-8: replace bad bytes rather than throw.
-  std::string s = got->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
+  return got == nullptr ? "nothing (the field is missing)" : show_value(*got);
 }
 
 std::string fmt_num(double x) {

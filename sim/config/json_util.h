@@ -65,6 +65,10 @@ class JsonReader {
   std::optional<std::string> error_;
 };
 
+// A JSON value as an error message shows what it got: its JSON text, bad UTF-8 replaced, cut after 57
+// characters.
+std::string show_value(const nlohmann::json& v);
+
 // Reads the free-form "notes" key of a data file (a string or an array of strings), which the simulator
 // does not use; anything else there is an error.
 void read_notes(JsonReader& r);

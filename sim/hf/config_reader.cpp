@@ -4,13 +4,9 @@
 
 #include <cmath>
 
-namespace sim::hf {
+#include "sim/config/json_util.h"
 
-std::string describe(const nlohmann::json& v) {
-  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
+namespace sim::hf {
 
 const nlohmann::json* ConfigReader::find(const char* key) const {
   if (!doc_.is_object()) return nullptr;
@@ -25,8 +21,9 @@ bool ConfigReader::has(const char* key) const {
 
 void ConfigReader::fail(const std::string& key, const std::string& expected, const nlohmann::json* got) {
   if (error_) return;
-  error_ = fmt::format("{}: {}: expected {}, got {}", file_, key, expected,
-                       got == nullptr ? std::string("nothing (the key is missing)") : describe(*got));
+  error_ =
+      fmt::format("{}: {}: expected {}, got {}", file_, key, expected,
+                  got == nullptr ? std::string("nothing (the key is missing)") : config::show_value(*got));
 }
 
 namespace {

@@ -49,7 +49,4 @@ class ConfigReader {
   std::optional<std::string> error_;
 };
 
-// A short rendering of a JSON value for messages (strings quoted, long values cut).
-std::string describe(const nlohmann::json& v);
-
 }  // namespace sim::hf
