@@ -2,6 +2,9 @@
 BUILD   ?= build
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 SCENARIO ?= scenarios/paper/ds660b-64k.json
+# STRICT=ON (CI's `.ci/run`): every warning is an error, and the libraries and dpsim are also built file by
+# file, with every C++ test run again against that build (CMakeLists.txt, DPSIM_WERROR and DPSIM_FILE_CHECK).
+STRICT  ?= OFF
 PKGS    := libsimgrid-dev nlohmann-json3-dev libcli11-dev catch2 libfmt-dev libtcmalloc-minimal4 python3-matplotlib \
            cmake g++ make pkg-config
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -18,7 +21,7 @@ deps:
 	fi
 
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DDPSIM_WERROR=$(STRICT) -DDPSIM_FILE_CHECK=$(STRICT) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)

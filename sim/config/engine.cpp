@@ -167,15 +167,16 @@ void read_decode(JsonReader& d, EngineSpec& e, const EngineSpec& def) {
   });
 }
 
-StatusOr<EngineSpec> engine_from_json(const StatusOr<nlohmann::json>& doc, const std::string& path) {
-  if (!doc) return doc.status();
+// The one reader of an engine document; `path` names it in messages. The public functions below all end
+// here (under a name of its own, so that no call can resolve to one of them instead).
+StatusOr<EngineSpec> read_engine(const nlohmann::json& doc, const std::string& path) {
   EngineSpec e;
   const EngineSpec def;
   e.file = path;
-  JsonReader r(*doc, path, "");
+  JsonReader r(doc, path, "");
   e.name = r.string("name", std::filesystem::path(path).stem().string());
   read_notes(r);
-  read_sources(r, *doc, e.sources);
+  read_sources(r, doc, e.sources);
   r.object("kernels", [&](JsonReader& k) { read_kernels(k, e, def); });
   r.object("exchange", [&](JsonReader& x) { read_exchange(x, e, def); });
   r.object("prefill", [&](JsonReader& p) {
@@ -195,15 +196,19 @@ StatusOr<EngineSpec> engine_from_json(const StatusOr<nlohmann::json>& doc, const
 }  // namespace
 
 StatusOr<EngineSpec> load_engine(const std::string& path) {
-  return engine_from_json(read_json_file(path), path);
+  StatusOr<nlohmann::json> doc = read_json_file(path);
+  if (!doc) return doc.status();
+  return read_engine(*doc, path);
 }
 
 StatusOr<EngineSpec> parse_engine(const std::string& text, const std::string& name) {
-  return engine_from_json(parse_json_object(text, name), name);
+  StatusOr<nlohmann::json> doc = parse_json_object(text, name);
+  if (!doc) return doc.status();
+  return read_engine(*doc, name);
 }
 
 StatusOr<EngineSpec> engine_from_json(const nlohmann::json& doc, const std::string& name) {
-  return engine_from_json(doc, name);
+  return read_engine(doc, name);
 }
 
 }  // namespace sim::config

@@ -107,7 +107,8 @@ Vector box_least_squares(const Vector& r, const Matrix& jacobian, const Vector& 
       if (!sol) continue;
       bool inside = true;
       for (size_t p = 0; p < free.size(); ++p) {
-        const double v = (*sol)[p][0], j = free[p];
+        const double v = (*sol)[p][0];
+        const size_t j = free[p];
         const double slack = 1e-12 * (1 + hi[j] - lo[j]);
         inside = inside && v >= lo[j] - slack && v <= hi[j] + slack;
         s[j] = std::clamp(v, lo[j], hi[j]);

@@ -21,7 +21,7 @@ TEST_CASE("Ablation: five steps and two definitions -> each step's JCT is a dpsi
   e2e::Scratch s;
   const auto out = s.dir / "abl";
   const auto log = s.dir / "abl.log";
-  std::string cmd = e2e::timeout_prefix(120) + e2e::shell_quoted(DPSIM_BINARY) + " ablation " +
+  std::string cmd = e2e::timeout_prefix(120) + e2e::shell_quoted(e2e::dpsim_binary()) + " ablation " +
                     e2e::shell_quoted(kAblationCase) + " --agents 16,32 --jobs 2 --out " +
                     e2e::shell_quoted(out.string());
   for (const auto& set : kSmall) cmd += " --set " + set;

@@ -61,7 +61,7 @@ TEST_CASE("Bad inputs: every case of tests/bad_inputs/cases.tsv -> exit 2, one c
     fs::path err_file = scratch.dir / "stderr.txt";
     std::string scenario = (kCasesDir / c.file).string();
 
-    std::string cmd = shell_quoted(DPSIM_BINARY) + " run " + shell_quoted(scenario);
+    std::string cmd = shell_quoted(e2e::dpsim_binary()) + " run " + shell_quoted(scenario);
     for (const auto& a : c.args) cmd += " " + shell_quoted(a);
     cmd += " --out " + shell_quoted((out_dir / "out.json").string()) + " >/dev/null 2>" +
            shell_quoted(err_file.string());

@@ -18,7 +18,7 @@ namespace {
 const std::string kCalibrateCase = e2e::case_file("io_1p1d.json");
 
 std::string calibrate_cmd(const std::string& args, const std::filesystem::path& log) {
-  return e2e::timeout_prefix(120) + e2e::shell_quoted(DPSIM_BINARY) + " calibrate " + args + " >" +
+  return e2e::timeout_prefix(120) + e2e::shell_quoted(e2e::dpsim_binary()) + " calibrate " + args + " >" +
          e2e::shell_quoted(log.string()) + " 2>&1";
 }
 

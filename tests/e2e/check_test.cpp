@@ -23,7 +23,7 @@ void write_scenario(const std::string& path, const nlohmann::json& expect) {
 
 e2e::Output check(const std::string& scenario, const std::filesystem::path& scratch) {
   const auto out = scratch / "check.txt";
-  const int code = e2e::shell(e2e::timeout_prefix(60) + e2e::shell_quoted(DPSIM_BINARY) + " check " +
+  const int code = e2e::shell(e2e::timeout_prefix(60) + e2e::shell_quoted(e2e::dpsim_binary()) + " check " +
                               e2e::shell_quoted(scenario) + " >" + e2e::shell_quoted(out.string()) + " 2>&1");
   return {code, e2e::read_text(out)};
 }
@@ -83,11 +83,11 @@ TEST_CASE("Compare: B worse beyond the tolerance -> exit 1, within it -> exit 0"
   const auto a = s.dir / "a.json", b = s.dir / "b.json";
   std::ofstream(a) << result(100).dump();
   std::ofstream(b) << result(110).dump();
-  const std::string cmd = e2e::shell_quoted(DPSIM_BINARY) + " compare " + e2e::shell_quoted(a.string()) +
-                          " " + e2e::shell_quoted(b.string());
+  const std::string cmd = e2e::shell_quoted(e2e::dpsim_binary()) + " compare " +
+                          e2e::shell_quoted(a.string()) + " " + e2e::shell_quoted(b.string());
   CHECK(e2e::shell(cmd + " --tolerance 5 >/dev/null") == 1);
   CHECK(e2e::shell(cmd + " --tolerance 15 >/dev/null") == 0);
   // B better than A: never "worse".
-  CHECK(e2e::shell(e2e::shell_quoted(DPSIM_BINARY) + " compare " + e2e::shell_quoted(b.string()) + " " +
-                   e2e::shell_quoted(a.string()) + " --tolerance 0 >/dev/null") == 0);
+  CHECK(e2e::shell(e2e::shell_quoted(e2e::dpsim_binary()) + " compare " + e2e::shell_quoted(b.string()) +
+                   " " + e2e::shell_quoted(a.string()) + " --tolerance 0 >/dev/null") == 0);
 }

@@ -107,7 +107,7 @@ TEST_CASE(
     "value -> exit 2",
     "[e2e]") {
   e2e::Scratch s;
-  const std::string exe = e2e::shell_quoted(DPSIM_BINARY);
+  const std::string exe = e2e::shell_quoted(e2e::dpsim_binary());
   const std::string out = (s.dir / "out.txt").string(), err = (s.dir / "err.txt").string();
   auto run = [&](const std::string& args) {
     return e2e::shell(e2e::timeout_prefix(30) + exe + " bottleneck " + args + " >" + e2e::shell_quoted(out) +
@@ -142,7 +142,7 @@ TEST_CASE(
   e2e::Scratch s;
   const auto dir = s.dir / "sweep";
   const std::string cmd =
-      e2e::timeout_prefix(600) + e2e::shell_quoted(DPSIM_BINARY) + " sweep " +
+      e2e::timeout_prefix(600) + e2e::shell_quoted(e2e::dpsim_binary()) + " sweep " +
       e2e::shell_quoted(e2e::repo_file("scenarios/sweeps/bottleneck-free.json")) +
       " --pd 1:8,1:7,1:6,6:1,7:1,8:1 --set workload.agents=64 --set cluster.de_buffer=hbm" +
       " --jobs 6 --out " + e2e::shell_quoted(dir.string()) + " >" +

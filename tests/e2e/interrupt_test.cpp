@@ -39,7 +39,7 @@ Interrupted run_and_signal(int sig) {
   REQUIRE_FALSE(scratch.dir.empty());
   const fs::path out = scratch.dir / "out.json";
   const fs::path err = scratch.dir / "stderr.txt";
-  const std::string exe = DPSIM_BINARY;
+  const std::string exe = e2e::dpsim_binary();
   std::vector<std::string> args = {exe, "run", kLong, "--quiet", "--out", out.string()};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

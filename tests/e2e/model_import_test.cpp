@@ -27,7 +27,7 @@ struct Invocation {
 };
 
 Invocation dpsim(const std::vector<std::string>& args, const fs::path& scratch) {
-  std::string cmd = shell_quoted(DPSIM_BINARY);
+  std::string cmd = shell_quoted(e2e::dpsim_binary());
   for (const auto& a : args) cmd += " " + shell_quoted(a);
   cmd += " >" + shell_quoted((scratch / "stdout.txt").string()) + " 2>" +
          shell_quoted((scratch / "stderr.txt").string());

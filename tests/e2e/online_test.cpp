@@ -386,7 +386,7 @@ TEST_CASE("Capacity: small cluster -> the capacity meets the SLO and capacity x 
   e2e::Scratch scratch;
   const std::string out = (scratch.dir / "capacity.json").string();
   const std::vector<std::string> sets = {"workload.online.stop_on_slo=true", "slo.ttft_s=0.2"};
-  std::string cmd = e2e::timeout_prefix(120) + e2e::shell_quoted(DPSIM_BINARY) + " capacity " +
+  std::string cmd = e2e::timeout_prefix(120) + e2e::shell_quoted(e2e::dpsim_binary()) + " capacity " +
                     e2e::shell_quoted(kOnline) + " --lo 1 --hi 400 --tolerance 0.1 --out " +
                     e2e::shell_quoted(out) + " > /dev/null";
   for (const auto& s : sets) cmd += " --set " + e2e::shell_quoted(s);

@@ -19,7 +19,7 @@ const std::string kPlanCase = e2e::case_file("cold_start_4p1d.json");
 const std::string kLoad = " --set workload.aps=4 --set workload.agents=120";
 
 std::string dpsim(const std::string& args, const std::filesystem::path& log) {
-  return e2e::timeout_prefix(300) + e2e::shell_quoted(DPSIM_BINARY) + " " + args + " >" +
+  return e2e::timeout_prefix(300) + e2e::shell_quoted(e2e::dpsim_binary()) + " " + args + " >" +
          e2e::shell_quoted(log.string()) + " 2>&1";
 }
 

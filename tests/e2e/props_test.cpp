@@ -16,7 +16,7 @@ namespace {
 
 e2e::Output props(const std::string& grid, const std::filesystem::path& dir) {
   const auto log = dir / "props.txt";
-  const std::string cmd = e2e::timeout_prefix(300) + e2e::shell_quoted(DPSIM_BINARY) + " props " +
+  const std::string cmd = e2e::timeout_prefix(300) + e2e::shell_quoted(e2e::dpsim_binary()) + " props " +
                           e2e::shell_quoted(grid) + " --jobs 2 --out " +
                           e2e::shell_quoted((dir / "out").string()) + " >" + e2e::shell_quoted(log.string()) +
                           " 2>&1";

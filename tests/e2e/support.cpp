@@ -15,6 +15,14 @@ namespace e2e {
 
 namespace fs = std::filesystem;
 
+const std::string& dpsim_binary() {
+  static const std::string path = [] {
+    const char* env = std::getenv("DPSIM_BINARY");
+    return std::string(env != nullptr && *env != '\0' ? env : DPSIM_DEFAULT_BINARY);
+  }();
+  return path;
+}
+
 std::string shell_quoted(const std::string& s) {
   std::string q = "'";
   for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
@@ -107,7 +115,8 @@ Run run_dpsim(const std::string& scenario, const std::vector<std::string>& sets,
   const fs::path out = scratch.dir / "out.json";
   const fs::path err = scratch.dir / "stderr.txt";
   Run run;
-  std::string cmd = timeout_prefix(timeout_s) + shell_quoted(DPSIM_BINARY) + " run " + shell_quoted(scenario);
+  std::string cmd =
+      timeout_prefix(timeout_s) + shell_quoted(dpsim_binary()) + " run " + shell_quoted(scenario);
   for (const auto& s : sets) cmd += " --set " + shell_quoted(s);
   cmd += " --out " + shell_quoted(out.string()) + " --quiet";
   run.command = cmd;

@@ -15,6 +15,10 @@ namespace e2e {
 // that a simulator that never terminates fails its test instead of hanging ctest.
 std::string timeout_prefix(double seconds);
 
+// The dpsim binary the tests run: $DPSIM_BINARY when set (CMakeLists.txt's file-by-file check runs this
+// suite against its own build of dpsim), else the one built beside this test binary.
+const std::string& dpsim_binary();
+
 // Single-quotes `s` for /bin/sh.
 std::string shell_quoted(const std::string& s);
 

@@ -17,7 +17,7 @@ namespace {
 const std::string kSweep = e2e::repo_file("scenarios/sweeps/bottleneck-free.json");
 
 std::string sweep_cmd(const std::string& args, const std::filesystem::path& dir) {
-  return e2e::timeout_prefix(600) + e2e::shell_quoted(DPSIM_BINARY) + " sweep " + args + " --out " +
+  return e2e::timeout_prefix(600) + e2e::shell_quoted(e2e::dpsim_binary()) + " sweep " + args + " --out " +
          e2e::shell_quoted(dir.string()) + " >" + e2e::shell_quoted((dir.string() + ".stdout")) + " 2>&1";
 }
 
@@ -114,14 +114,14 @@ TEST_CASE("Sweep: --emit-jobs then the commands then --merge -> the same summary
   int n = 0;
   for (std::string line; std::getline(lines, line); ++n) REQUIRE(e2e::shell(line + " >/dev/null 2>&1") == 0);
   CHECK(n == 2);
-  REQUIRE(e2e::shell("timeout 60 " + e2e::shell_quoted(DPSIM_BINARY) + " sweep --merge " +
+  REQUIRE(e2e::shell("timeout 60 " + e2e::shell_quoted(e2e::dpsim_binary()) + " sweep --merge " +
                      e2e::shell_quoted(dir.string()) + " >/dev/null") == 0);
   const nlohmann::json sum = e2e::read_json((dir / "summary.json").string());
   REQUIRE(sum.at("points").size() == 2);
   for (const auto& p : sum.at("points")) CHECK(p.at("jct_s").get<double>() > 0);
   // A missing point: merge still writes the summary (null result) and exits 1.
   std::filesystem::remove(dir / "points" / "p2-d1.json");
-  CHECK(e2e::shell(e2e::shell_quoted(DPSIM_BINARY) + " sweep --merge " + e2e::shell_quoted(dir.string()) +
-                   " >/dev/null 2>&1") == 1);
+  CHECK(e2e::shell(e2e::shell_quoted(e2e::dpsim_binary()) + " sweep --merge " +
+                   e2e::shell_quoted(dir.string()) + " >/dev/null 2>&1") == 1);
   CHECK(e2e::read_json((dir / "summary.json").string()).at("points")[1].at("jct_s").is_null());
 }

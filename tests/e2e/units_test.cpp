@@ -108,7 +108,7 @@ TEST_CASE("Units: online, k copies at k times the arrival rate -> TPOT within 2%
 TEST_CASE("Units: dpsim bottleneck --model lists the whole-unit P:D splits inside the range, by hand",
           "[e2e]") {
   e2e::Scratch s;
-  const std::string exe = e2e::shell_quoted(DPSIM_BINARY);
+  const std::string exe = e2e::shell_quoted(e2e::dpsim_binary());
   const std::string out = (s.dir / "out.txt").string(), err = (s.dir / "err.txt").string();
   auto run = [&](const std::string& args) {
     return e2e::shell(e2e::timeout_prefix(30) + exe + " bottleneck hopper-8x400g " + args + " >" +

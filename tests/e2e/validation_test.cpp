@@ -37,7 +37,7 @@ TEST_CASE(
     "[e2e]") {
   e2e::Scratch s;
   const auto log = s.dir / "check.log";
-  const int code = e2e::shell(e2e::timeout_prefix(120) + e2e::shell_quoted(DPSIM_BINARY) + " check " +
+  const int code = e2e::shell(e2e::timeout_prefix(120) + e2e::shell_quoted(e2e::dpsim_binary()) + " check " +
                               e2e::shell_quoted(validation("deepseek-prefill-profile")) + " >" +
                               e2e::shell_quoted(log.string()) + " 2>&1");
   INFO(e2e::read_text(log));
