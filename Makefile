@@ -9,16 +9,21 @@ PKGS    := libsimgrid-dev nlohmann-json3-dev libcli11-dev catch2 libfmt-dev libt
            cmake g++ make pkg-config
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test bench props format clean test-sanitize fuzz zoo
+.PHONY: deps configure build run test bench props format clean test-sanitize fuzz zoo coverage lint
 
-deps:
-	@missing=""; for p in $(PKGS); do \
+# Installs the Debian packages of $(1) that are missing.
+define install_missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(PKGS))
 
 configure: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DDPSIM_WERROR=$(STRICT) -DDPSIM_FILE_CHECK=$(STRICT) >/dev/null
@@ -64,6 +69,34 @@ fuzz: deps
 	  ls "$$work/artifacts" | sed 's|^|  crash: '"$$work"'/artifacts/|'; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: crashes in:$$failed (logs in $(FUZZ_BUILD)/fuzz-work/<name>/log)"; exit 1; fi
+
+# Line and function coverage of sim/, per folder (README, "Development"): every target built file by file with
+# gcov at -O1 in $(COV_BUILD), the C++ tests run there (e2e timeouts x4: the instrumented build is slower),
+# gcovr's report summed per folder by tests/coverage/summary.py, which also names the functions declared
+# in sim/'s headers that no test ran. Exits non-zero when a test failed, after printing the figures.
+COV_BUILD ?= build-cov
+coverage: deps
+	$(call install_missing,gcovr)
+	@cmake -S . -B $(COV_BUILD) -DCMAKE_BUILD_TYPE=Debug -DDPSIM_COVERAGE=ON -DDPSIM_UNITY=OFF >/dev/null
+	@cmake --build $(COV_BUILD) -j $(JOBS)
+	@find $(COV_BUILD) -name '*.gcda' -delete
+	@status=0; (cd $(COV_BUILD) && DPSIM_E2E_TIMEOUT_SCALE=4 ctest -j $(JOBS) -LE analysis) >$(COV_BUILD)/ctest.log 2>&1 || status=$$?; \
+	tail -n 3 $(COV_BUILD)/ctest.log; \
+	gcovr -r . --object-directory $(COV_BUILD) --filter 'sim/' -j $(JOBS) --json $(COV_BUILD)/coverage.json && \
+	python3 tests/coverage/summary.py $(COV_BUILD)/coverage.json --headers sim && exit $$status
+
+# clang-tidy over sim/ with the checks of .clang-tidy (README, "Development"): a compile database from a
+# file-by-file configure without precompiled headers in $(LINT_BUILD) (nothing is compiled), every finding
+# printed once (a header's finding comes from every file that includes it), exit 1 when there is any.
+LINT_BUILD ?= build-lint
+lint: deps
+	$(call install_missing,clang-tidy)
+	@cmake -S . -B $(LINT_BUILD) -DDPSIM_PCH=OFF -DDPSIM_UNITY=OFF >/dev/null
+	@run-clang-tidy -p $(LINT_BUILD) -j $(JOBS) -quiet '$(CURDIR)/sim/.*\.cpp$$' >$(LINT_BUILD)/clang-tidy.log 2>&1; \
+	sed 's/\x1b\[[0-9;]*m//g' $(LINT_BUILD)/clang-tidy.log | grep -E '^$(CURDIR)/sim/.*: (warning|error): ' | \
+	  sed 's|^$(CURDIR)/||' | sort -u >$(LINT_BUILD)/findings.txt; \
+	n=$$(wc -l <$(LINT_BUILD)/findings.txt); cat $(LINT_BUILD)/findings.txt; \
+	echo "lint: $$n finding(s) in sim/ (full output: $(LINT_BUILD)/clang-tidy.log)"; [ "$$n" -eq 0 ]
 
 # The model zoo (models/llm/hf/zoo.tsv): each models/llm/<name>.json imported from its shipped config.
 zoo: build

@@ -138,7 +138,7 @@ bool JsonReader::boolean(const char* key, std::optional<bool> def) {
   return v->get<bool>();
 }
 
-std::string JsonReader::string(const char* key, std::optional<std::string> def) {
+std::string JsonReader::string(const char* key, const std::optional<std::string>& def) {
   const nlohmann::json* v = find(key);
   if (v == nullptr || !v->is_string()) {
     if (v != nullptr || !def) fail(key, "a string", v);
@@ -147,7 +147,7 @@ std::string JsonReader::string(const char* key, std::optional<std::string> def) 
   return v->get<std::string>();
 }
 
-std::string JsonReader::one_of(const char* key, std::optional<std::string> def,
+std::string JsonReader::one_of(const char* key, const std::optional<std::string>& def,
                                const std::vector<std::string>& allowed) {
   std::string names;
   for (const auto& a : allowed) names += (names.empty() ? "" : ", ") + a;

@@ -36,9 +36,9 @@ class JsonReader {
   double fraction(const char* key, std::optional<double> def) { return number(key, def, 0, 1, false); }
   int64_t integer(const char* key, std::optional<int64_t> def, int64_t lo, int64_t hi = INT64_MAX);
   bool boolean(const char* key, std::optional<bool> def);
-  std::string string(const char* key, std::optional<std::string> def);
+  std::string string(const char* key, const std::optional<std::string>& def);
   // A string that must be one of `allowed`; the error lists them.
-  std::string one_of(const char* key, std::optional<std::string> def,
+  std::string one_of(const char* key, const std::optional<std::string>& def,
                      const std::vector<std::string>& allowed);
   // Runs `fn` on the sub-object `key` (an empty object when missing and not required), then checks its keys.
   void object(const char* key, const std::function<void(JsonReader&)>& fn, bool required = false);

@@ -24,6 +24,7 @@ std::vector<platform::NodeRole> roles_of(const platform::PlatformHandles& h) {
 
 std::vector<int> gpus_of_nodes(const platform::PlatformHandles& h) {
   std::vector<int> out;
+  out.reserve(h.nodes.size());
   for (int n = 0; n < static_cast<int>(h.nodes.size()); ++n) out.push_back(h.gpus_on(n));
   return out;
 }

@@ -250,7 +250,7 @@ void DecodeService::loader(int de_id) {
       members.push_back(id);
       total += copy_bytes(r);
     } while (total >= 1 && (pick = next()) >= 0 && copy_bytes(c_.requests[de.waiting[pick]]) >= 1);
-    c_.run.release(lock);
+    control::RunControl::release(lock);
     // DE buffer in DRAM: H2D into the HBM, then the buffer is free.
     const transport::Transport::Handle copy = de_buffer_hbm(c_) ? 0 : c_.transport.start(buf, gpu, total);
     double end = 0;
@@ -380,7 +380,7 @@ void DecodeService::group_loop(int gi) {
       if (g.batch == 0 && g.joins.empty()) stop_exchange(g);  // an idle group exchanges nothing
       auto lock = c_.run.lock_when(g.cv, [&]() { return g.batch == 0 && g.joins.empty(); });
       if (c_.run.finished()) {  // a stopped run: the flows must not keep the simulation going
-        c_.run.release(lock);
+        control::RunControl::release(lock);
         stop_exchange(g);
         return;
       }
@@ -518,7 +518,7 @@ void DecodeService::persist_loop(int de_id) {
     de.persist_gpu_bytes = de.persist_dram_bytes = 0;
     de.persisting = true;
     de.persist_sending = gpu_bytes + dram_bytes;
-    c_.run.release(lock);
+    control::RunControl::release(lock);
     const double t0 = now();
     Status st = c_.transport.send(n.gpus[de.gpu], n.bufs[de.gpu], gpu_bytes);  // D2H
     if (st.is_ok()) st = c_.storage.persist(de.node, gpu_bytes + dram_bytes);

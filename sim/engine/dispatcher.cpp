@@ -31,6 +31,7 @@ Dispatcher::Dispatcher(EngineContext& ctx, std::unique_ptr<policy::SchedulerPoli
       c_.sc.policy.pe_group_nodes > 0 ? c_.sc.policy.pe_group_nodes : static_cast<int>(prefill_nodes.size());
   auto nodes_of = [](const std::vector<policy::EngineLoad>& engines) {
     std::vector<int> out;
+    out.reserve(engines.size());
     for (const auto& e : engines) out.push_back(e.node);
     return out;
   };

@@ -279,7 +279,7 @@ void PrefillService::pass_loop(int group) {
       batches[i].clear();
       form_batch(pes_[members[i]], batches[i], chunks[i]);
     }
-    c_.run.release(lock);
+    control::RunControl::release(lock);
 
     const double now0 = now();
     const cost::PassPlan plan =

@@ -119,7 +119,7 @@ void ReaderService::lane(int node) {
       enqueue(deferred_node, id, q.deferred_de_bytes);
       q.deferred_de_bytes = 0;
     }
-    c_.run.release(lock);
+    control::RunControl::release(lock);
     if (deferred_node >= 0) c_.buffers.room(deferred_node)->notify_all();
     const double t0 = now();
     // DE side with the DE buffer in HBM: into the DE GPU's HBM, through the node's DRAM.

@@ -11,8 +11,8 @@
 namespace sim::engine {
 
 inline simgrid::s4u::ActorPtr spawn(const std::string& name, simgrid::s4u::Host* host,
-                                    std::function<void()> fn) {
-  return simgrid::s4u::Actor::create(name, host, std::move(fn));
+                                    const std::function<void()>& fn) {
+  return simgrid::s4u::Actor::create(name, host, fn);  // 3.32 takes the function by const reference
 }
 
 // An actor that is killed when every non-daemon actor has ended (samplers, periodic schedulers).

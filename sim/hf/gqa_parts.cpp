@@ -28,7 +28,7 @@ GqaAttention read_gqa_attention(ConfigReader& r, int hidden) {
              fmt::format("a divisor of hidden_size ({}) when head_dim is absent", hidden), &got);
       return a;
     }
-    a.head_dim = hidden / a.heads;
+    a.head_dim = hidden / a.heads;  // NOLINT(bugprone-integer-division): exact, checked just above
   }
   const double q = a.heads * a.head_dim, kv = a.kv_heads * a.head_dim, h = hidden;
   // Biases: Qwen2 has them on q, k and v (not o); Llama, Qwen3 and gpt-oss on all four when attention_bias.

@@ -21,7 +21,7 @@ std::string list(const std::vector<std::string>& names) {
 
 StatusOr<std::unique_ptr<ReadPathPolicy>> make_read_path(const std::string& name) {
 #define READ_PATH_POLICY(n, factory) \
-  if (name == n) return factory();
+  if (name == (n)) return (factory)();
 #include "sim/policy/policies.def"
   return Status::error("unknown read-path policy '" + name + "' (expected one of " + list(read_path_names()) +
                        ")");
@@ -29,7 +29,7 @@ StatusOr<std::unique_ptr<ReadPathPolicy>> make_read_path(const std::string& name
 
 StatusOr<std::unique_ptr<SchedulerPolicy>> make_scheduler(const std::string& name) {
 #define SCHEDULER_POLICY(n, factory) \
-  if (name == n) return factory();
+  if (name == (n)) return (factory)();
 #include "sim/policy/policies.def"
   return Status::error("unknown scheduler policy '" + name + "' (expected one of " + list(scheduler_names()) +
                        ")");
@@ -37,7 +37,7 @@ StatusOr<std::unique_ptr<SchedulerPolicy>> make_scheduler(const std::string& nam
 
 StatusOr<std::unique_ptr<EvictionPolicy>> make_eviction(const std::string& name) {
 #define EVICTION_POLICY(n, factory) \
-  if (name == n) return factory();
+  if (name == (n)) return (factory)();
 #include "sim/policy/policies.def"
   return Status::error("unknown eviction policy '" + name + "' (expected one of " + list(eviction_names()) +
                        ")");

@@ -16,6 +16,7 @@
 #include "sim/config/engine.h"
 #include "sim/config/hardware.h"
 #include "sim/config/model_spec.h"
+#include "sim/core/check.h"
 #include "sim/policy/view.h"
 
 namespace sim::policy {
@@ -50,13 +51,15 @@ class SchedulerPolicy {
   // Immediate policies. REQUIRES: view has at least one PE and one DE.
   virtual Placement place(const RequestInfo& r, const ClusterView& view) = 0;
 
-  // Queued policies return true and implement the three calls below.
+  // Queued policies return true and implement the three calls below; the engine calls them only then, so
+  // on an immediate policy they stop the run (as the dualpath scheduler's place() does).
   virtual bool queued() const { return false; }
   // One PE group's fetch from the global PE queue (head first): which PE (id in view.pes, one of `group`)
   // takes each request of a prefix of `queue`.
   virtual Assignments fetch_pe(const std::vector<RequestInfo>& queue, const std::vector<int>& group,
                                const ClusterView& view) {
     (void)queue, (void)group, (void)view;
+    SIM_CHECK(false, "fetch_pe called on an immediate scheduler (queued() is false)");
     return {};
   }
   // DE phase 1: the DE group (index into `groups`) of every request of the global DE queue.
@@ -65,6 +68,7 @@ class SchedulerPolicy {
                                     const std::vector<std::vector<int>>& groups,
                                     const std::vector<double>& pending_tok, const ClusterView& view) {
     (void)queue, (void)groups, (void)pending_tok, (void)view;
+    SIM_CHECK(false, "route_de called on an immediate scheduler (queued() is false)");
     return {};
   }
   // DE phase 2: one DE group's fetch from its private queue: which DE (id in view.des) takes each
@@ -72,6 +76,7 @@ class SchedulerPolicy {
   virtual Assignments fetch_de(const std::vector<RequestInfo>& queue, const std::vector<int>& group,
                                const ClusterView& view) {
     (void)queue, (void)group, (void)view;
+    SIM_CHECK(false, "fetch_de called on an immediate scheduler (queued() is false)");
     return {};
   }
 };

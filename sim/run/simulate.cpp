@@ -137,6 +137,7 @@ StatusOr<Results> simulate(const config::ScenarioConfig& sc, const RunOptions& o
   // Simulation.
   std::vector<std::string> args = engine::engine_args();
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());

@@ -242,6 +242,7 @@ PlanOutcome plan_outcome(const nlohmann::json& result, PlanGoal goal, double jct
 PlanStep plan_step(const PlanSpace& s, const std::map<std::string, PlanOutcome>& known) {
   PlanStep step;
   std::vector<std::optional<PlanBest>> results;
+  results.reserve(s.choices.size());
   for (int c = 0; c < static_cast<int>(s.choices.size()); ++c)
     results.push_back(ChoiceSearch(s, c, known, step).run());
   if (!step.needed.empty()) return step;

@@ -128,7 +128,7 @@ class Planner {
     const std::string key = sc.hardware_file + "|" + tag;
     auto it = files_.find(key);
     if (it != files_.end()) return it->second;
-    const std::string path = hardware_variant(sc, dir_, tag, change, err);
+    std::string path = hardware_variant(sc, dir_, tag, change, err);
     if (!path.empty()) files_[key] = path;
     return path;
   }

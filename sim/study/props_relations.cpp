@@ -341,10 +341,6 @@ nlohmann::json check_json(const PropsCheck& c, const std::map<std::string, std::
 
 }  // namespace
 
-const std::vector<std::string>& props_relations() {
-  return kRelations;
-}
-
 StatusOr<PropsSpec> parse_props_spec(const nlohmann::json& j, const std::string& file) {
   PropsSpec spec;
   spec.file = file;

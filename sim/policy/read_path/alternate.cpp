@@ -30,6 +30,7 @@ class Alternate : public ReadPathPolicy {
     des_ = view.des.size();
     auto nodes = [](const std::vector<EngineLoad>& engines) {
       std::vector<int> n;
+      n.reserve(engines.size());
       for (const auto& e : engines) n.push_back(e.node);
       std::sort(n.begin(), n.end());
       return static_cast<double>(std::unique(n.begin(), n.end()) - n.begin());
