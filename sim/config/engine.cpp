@@ -89,12 +89,15 @@ void read_kernels(JsonReader& k, EngineSpec& e, const EngineSpec& def) {
   e.k_indexer = k.fraction("indexer", def.k_indexer);
   e.k_gemm = k.fraction("gemm", def.k_gemm);
   e.k_decode_experts = k.number("decode_experts", def.k_decode_experts, 0, 1);
+  e.k_prefill_experts = k.number("prefill_experts", def.k_prefill_experts, 0, 1);
   e.k_gemm_hbm = k.fraction("gemm_hbm", def.k_gemm_hbm);
   e.k_attention_hbm = k.fraction("attention_hbm", def.k_attention_hbm);
   e.k_prefill_efficiency = k.fraction("prefill_efficiency", def.k_prefill_efficiency);
   // More than 1 s per layer is a unit typo (ms for s).
   e.prefill_layer_overhead_s = k.number("prefill_layer_overhead_s", def.prefill_layer_overhead_s, 0, 1.0);
   e.decode_layer_overhead_s = k.number("decode_layer_overhead_s", def.decode_layer_overhead_s, 0, 1.0);
+  e.prefill_token_s = k.number("prefill_token_s", def.prefill_token_s, 0, 1e-4);  // > 0.1 ms is a typo
+  e.decode_token_s = k.number("decode_token_s", def.decode_token_s, 0, 1e-4);
 }
 
 // exchange.latency: {"ep_gpus": [..], "decode_dispatch_s": [..], ...}, one latency per EP size.

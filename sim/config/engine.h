@@ -67,13 +67,18 @@ struct EngineSpec {
   double k_indexer = 0.3234;                  // the DSA indexer's FLOPs, prefill and decode
   double k_gemm = 0.6468;                     // GEMM FLOPs at the model's precision (prefill, decode dense)
   double k_decode_experts = 0;                // the decode step's routed-expert GEMMs; 0 = k_gemm
+  double k_prefill_experts = 0;               // the prefill's routed-expert GEMMs; 0 = k_gemm
   double k_gemm_hbm = 0.7964;                 // weight reads of a memory-bound GEMM
   double k_attention_hbm = 0.8955;            // KV reads of memory-bound attention
   // The share of the rates above that a prefill pass reaches in service (attention, indexer and GEMMs
   // alike; not its exchange or fixed costs); 1 = the kernels' published rates.
   double k_prefill_efficiency = 1.0;
-  double prefill_layer_overhead_s = 0;  // per layer per forward pass (per micro-batch), beyond the rates
-  double decode_layer_overhead_s = 0;   // per layer per decode step (per micro-batch), beyond the rates
+  double prefill_layer_overhead_s = 0;  // per layer per forward pass (per micro-batch): launches, syncs
+  double decode_layer_overhead_s = 0;   // per layer per decode step (per micro-batch): launches, syncs
+  // The small kernels beside the GEMMs and attention (norms, RoPE, router and top-k, activations,
+  // quantisation), seconds per token per layer: they scale with the tokens, not with the micro-batches.
+  double prefill_token_s = 0;
+  double decode_token_s = 0;
 
   // ---- the EP exchange ----
   EpOverlap ep_overlap = EpOverlap::kIdeal;

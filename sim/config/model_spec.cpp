@@ -119,6 +119,7 @@ void read_moe(JsonReader& e, ModelSpec& m, const ModelSpec& def) {
   m.active_experts = static_cast<int>(e.integer("active_experts", std::nullopt, 1, 1 << 20));
   m.expert_params = e.number("expert_params", std::nullopt, 0, 1e15, false);
   m.hidden = e.number("hidden", std::nullopt, 0, 1e9, false);
+  m.shared_params = e.number("shared_params", def.shared_params, 0, 1e15);
   m.max_nodes_per_token =
       static_cast<int>(e.integer("max_nodes_per_token", def.max_nodes_per_token, 0, 1 << 20));
   m.expert_groups = static_cast<int>(e.integer("expert_groups", def.expert_groups, 0, 1 << 20));
@@ -170,6 +171,11 @@ Status cross_check(const std::string& path, const nlohmann::json& doc, const Mod
                     "params.active "
                     "({:g}), got {:g}",
                     path, m.active_params, m.routed_active_params()));
+  if (m.moe() && m.moe_layers * m.shared_params > m.active_params - m.routed_active_params())
+    return Status::error(fmt::format(
+        "{}: moe.shared_params: expected moe.layers x moe.shared_params <= params.active less the routed "
+        "experts' ({:g}), got {:g}",
+        path, m.active_params - m.routed_active_params(), m.moe_layers * m.shared_params));
   if (!m.moe() && m.expert_weight_bytes_per_param > 0)
     return Status::error(fmt::format(
         "{}: params.expert_weight_bytes_per_param: expected 0 or absent for a model without moe, got {}",

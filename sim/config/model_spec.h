@@ -70,6 +70,9 @@ struct ModelSpec {
   int routed_experts = 0;
   int active_experts = 0;
   double expert_params = 0;  // per expert per MoE layer (gate, up and down projections)
+  // The shared experts' parameters in one MoE layer, part of the dense parameters every GPU runs on its own
+  // tokens: with two micro-batches a prefill runs them beside the exchange (cost/micro_batch_schedule.h).
+  double shared_params = 0;
   double hidden = 0;
   int max_nodes_per_token = 0;  // 0 = no limit
   // Group-limited routing: the routed experts fall into this many groups and a token's experts lie in

@@ -121,6 +121,7 @@ GpuRates gpu_rates(const config::ModelSpec& m, const config::HardwareSpec& hw, c
   const double peak = m.gemm_precision == "bf16" ? hw.bf16_flops() : hw.gpu_flops;
   r.gemm = peak * e.k_gemm;
   r.decode_experts = peak * (e.k_decode_experts > 0 ? e.k_decode_experts : e.k_gemm);
+  r.prefill_experts = peak * (e.k_prefill_experts > 0 ? e.k_prefill_experts : e.k_gemm);
   r.gemm_hbm = hw.gpu_hbm_bw_Bps * e.k_gemm_hbm;
   r.attention_hbm = hw.gpu_hbm_bw_Bps * e.k_attention_hbm;
   return r;
@@ -166,7 +167,7 @@ double expert_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
   const double local = static_cast<double>(m.routed_experts) / weight_shards;
   const double flops = 2 * m.expert_params * pairs;
   const double bytes = std::min(local, pairs) * m.expert_params * m.expert_bytes_per_param();
-  const double rate = phase == Phase::kDecode ? r.decode_experts : r.gemm;
+  const double rate = phase == Phase::kDecode ? r.decode_experts : r.prefill_experts;
   return std::max(flops / rate, bytes / r.gemm_hbm) * m.moe_layers / m.layers;
 }
 
@@ -176,13 +177,19 @@ double linear_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
          expert_time_s(m, hw, e, Phase::kPrefill, tokens, weight_shards);
 }
 
+double token_kernels_s(const config::EngineSpec& e, Phase phase, double tokens) {
+  SIM_CHECK(tokens >= 0, "small kernels of {} tokens", tokens);
+  return tokens * (phase == Phase::kPrefill ? e.prefill_token_s : e.decode_token_s);
+}
+
 double layer_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
                     const std::vector<Chunk>& cs, int weight_shards) {
   double tokens = 0;
   for (const Chunk& c : cs) tokens += c.bsz;
   if (tokens <= 0) return 0;
   return attention_time_s(m, hw, e, cs) +
-         linear_time_s(m, hw, e, tokens, weight_shards) / e.k_prefill_efficiency + e.prefill_layer_overhead_s;
+         linear_time_s(m, hw, e, tokens, weight_shards) / e.k_prefill_efficiency +
+         token_kernels_s(e, Phase::kPrefill, tokens) + e.prefill_layer_overhead_s;
 }
 
 namespace {
@@ -257,6 +264,29 @@ double prefill_exchange_s(const config::HardwareSpec& hw, const config::EngineSp
   return std::max(line, kernels);
 }
 
+ExchangeParts prefill_exchange_parts(const config::HardwareSpec& hw, const config::EngineSpec& e,
+                                     const Exchange& x, const EpGroup& ep) {
+  ExchangeParts p;
+  const double bytes = x.nodes_dispatch + x.nodes_combine;
+  if (bytes <= 0) return p;
+  const double line = x.cnic / hw.cnic_bw_Bps;
+  p.dispatch = line * x.nodes_dispatch / bytes;
+  p.combine = line * x.nodes_combine / bytes;
+  const config::ExchangeRateTable& t = e.prefill_exchange;
+  if (t.ep_gpus.empty() || ep.nodes() <= 1) return p;
+  p.dispatch = std::max(p.dispatch,
+                        x.nodes_dispatch / config::log2_interpolate(t.ep_gpus, t.dispatch_Bps, ep.gpus, 1));
+  p.combine =
+      std::max(p.combine, x.nodes_combine / config::log2_interpolate(t.ep_gpus, t.combine_Bps, ep.gpus, 1));
+  return p;
+}
+
+double shared_expert_share(const config::ModelSpec& m) {
+  const double dense = (m.active_params - m.routed_active_params()) / m.layers;
+  if (!m.moe() || dense <= 0) return 0;
+  return std::min(1.0, m.shared_params * m.moe_layers / m.layers / dense);
+}
+
 namespace {
 
 // Tokens the main attention reads in one decode step (see the header for the sparse bound).
@@ -295,16 +325,20 @@ double decode_attention_s(const config::ModelSpec& m, const config::HardwareSpec
                   decode_step_kv_bytes(m, batch, total_context) / r.attention_hbm);
 }
 
-double ep_latency_s(const config::EngineSpec& e, Phase phase, int ep_gpus) {
+ExchangeParts ep_latency_parts(const config::EngineSpec& e, Phase phase, int ep_gpus) {
   const config::EpLatencyTable& t = e.ep_latency;
-  if (ep_gpus <= 1 || t.ep_gpus.empty()) return 0;
+  if (ep_gpus <= 1 || t.ep_gpus.empty()) return {};
   const std::vector<double>& d = phase == Phase::kDecode ? t.decode_dispatch_s : t.prefill_dispatch_s;
   const std::vector<double>& c = phase == Phase::kDecode ? t.decode_combine_s : t.prefill_combine_s;
   SIM_CHECK(d.size() == t.ep_gpus.size() && c.size() == t.ep_gpus.size(),
             "EP latency table of {} sizes with {} and {} values", t.ep_gpus.size(), d.size(), c.size());
-  std::vector<double> both(d.size());
-  for (size_t i = 0; i < d.size(); ++i) both[i] = d[i] + c[i];
-  return config::log2_interpolate(t.ep_gpus, both, ep_gpus, 0);
+  return {config::log2_interpolate(t.ep_gpus, d, ep_gpus, 0),
+          config::log2_interpolate(t.ep_gpus, c, ep_gpus, 0)};
+}
+
+double ep_latency_s(const config::EngineSpec& e, Phase phase, int ep_gpus) {
+  const ExchangeParts p = ep_latency_parts(e, phase, ep_gpus);
+  return p.dispatch + p.combine;
 }
 
 double hbm_kv_bytes_per_gpu(const config::ModelSpec& m, const config::HardwareSpec& hw, int weight_shards) {

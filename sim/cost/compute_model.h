@@ -60,6 +60,7 @@ struct GpuRates {
   double indexer = 0;                // FLOP/s of the DSA indexer (prefill and decode)
   double gemm = 0;                   // FLOP/s at the model's GEMM precision
   double decode_experts = 0;         // FLOP/s of the decode step's routed-expert GEMMs
+  double prefill_experts = 0;        // FLOP/s of the prefill's routed-expert GEMMs
   double gemm_hbm = 0;               // B/s of weight reads
   double attention_hbm = 0;          // B/s of KV reads
 };
@@ -97,8 +98,11 @@ double expert_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw,
 // dense_time_s + expert_time_s (prefill rates) for a GPU whose group averages its own tokens.
 double linear_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
                      double tokens, int weight_shards);
+// The small kernels of one layer beside the GEMMs and attention (norms, RoPE, router and top-k, activations,
+// quantisation) for `tokens` tokens: the engine's kernels.prefill_token_s or decode_token_s per token.
+double token_kernels_s(const config::EngineSpec& e, Phase phase, double tokens);
 // One full layer of a GPU alone (a group of one): attention + linear (at kernels.prefill_efficiency, as
-// prefill_pass) + prefill_layer_overhead_s (0 when the chunks hold no new token).
+// prefill_pass) + the small kernels + prefill_layer_overhead_s (0 when the chunks hold no new token).
 double layer_time_s(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
                     const std::vector<Chunk>& cs, int weight_shards);
 
@@ -126,12 +130,24 @@ Exchange decode_exchange(const config::ModelSpec& m, double batch, const EpGroup
 // CNIC's line rate, or what the engine's normal kernels move (config::ExchangeRateTable) when that is slower.
 double prefill_exchange_s(const config::HardwareSpec& hw, const config::EngineSpec& e, const Exchange& x,
                           const EpGroup& ep);
+// The same for the dispatch and the combine apart, each the slower of its share of the line (by its bytes
+// per value) and its kernels' time.
+struct ExchangeParts {
+  double dispatch = 0, combine = 0;
+};
+ExchangeParts prefill_exchange_parts(const config::HardwareSpec& hw, const config::EngineSpec& e,
+                                     const Exchange& x, const EpGroup& ep);
+// The part of a layer's dense GEMMs that is its shared experts: moe.shared_params x moe.layers / layers over
+// the dense active parameters per layer (0 without shared experts).
+double shared_expert_share(const config::ModelSpec& m);
 
 // ---- Fixed costs of the EP exchange (models/engine/README.md, "Overlap and fixed costs") ----
 // The fixed time of one MoE layer's dispatch plus its combine in an EP group of `ep_gpus` GPUs, beyond
 // their bytes (the engine's latency table: linear in log2(ep_gpus) between its points, clamped at its
 // ends). 0 for a group of one GPU or an empty table.
 double ep_latency_s(const config::EngineSpec& e, Phase phase, int ep_gpus);
+// The dispatch's and the combine's fixed times apart (ep_latency_s is their sum).
+ExchangeParts ep_latency_parts(const config::EngineSpec& e, Phase phase, int ep_gpus);
 
 // ---- Decode (one GPU, one step = each request's query of queries_per_step() tokens, all layers) ----
 // `batch` requests whose contexts add up to `total_context` tokens (the tokens their new tokens attend to),

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/core/check.h"
+#include "sim/cost/micro_batch_schedule.h"
 
 namespace sim::cost {
 
@@ -26,7 +27,19 @@ double OverlapTerms::total() const {
       t = compute + latency + bytes_s + nvlink;
       break;
     case config::EpOverlap::kTwoMicroBatches:
-      t = std::max({compute / (1 - sm_share), nvlink, 2 * latency + bytes_s}) + fill;
+      if (staged) {
+        // Each micro-batch's stages: its half of every part, the compute's on the SMs the exchange leaves.
+        const double on_sms = 2 * (1 - sm_share);
+        MicroBatchStages s;
+        s.attention = std::max(0.0, compute - routed - beside) / on_sms;
+        s.shared = beside / on_sms;
+        s.experts = routed / on_sms;
+        s.dispatch = dispatch / 2;
+        s.combine = combine / 2;
+        t = std::max(nvlink, two_stream_pass_s(s, layers) / layers);
+      } else {
+        t = std::max({compute / (1 - sm_share), nvlink, 2 * latency + bytes_s}) + fill;
+      }
       break;
     case config::EpOverlap::kIdeal:
       t = std::max({compute, nvlink, latency});
@@ -43,9 +56,9 @@ TimeSplit OverlapTerms::split(double compute_of_gpu, double pace, double times) 
   const double t = own.total();
   TimeSplit s;
   s.compute_s = (compute_of_gpu - overhead - exchange_compute) * times;
-  s.fixed_s = (overhead + (mode == config::EpOverlap::kNone              ? latency
-                           : mode == config::EpOverlap::kTwoMicroBatches ? fill
-                                                                         : 0.0)) *
+  s.fixed_s = (overhead + (mode == config::EpOverlap::kNone                         ? latency
+                           : mode == config::EpOverlap::kTwoMicroBatches && !staged ? fill
+                                                                                    : 0.0)) *
               times;
   s.cpu_s = cpu * times;
   s.exchange_s = std::max(0.0, t * times - s.compute_s - s.fixed_s - s.cpu_s);
@@ -87,7 +100,8 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
     for (const auto& c : per_gpu[i]) tokens += c.bsz;
     p.tokens += tokens;
     p.attention_s.push_back(attention_time_s(m, hw, e, per_gpu[i]));
-    own[i] = p.attention_s[i] + mb * dense_time_s(m, hw, e, tokens / mb, ep.gpus) / e.k_prefill_efficiency;
+    own[i] = p.attention_s[i] + mb * dense_time_s(m, hw, e, tokens / mb, ep.gpus) / e.k_prefill_efficiency +
+             token_kernels_s(e, Phase::kPrefill, tokens);
     slowest = std::max(slowest, own[i]);
   }
   if (p.tokens <= 0) {
@@ -100,8 +114,9 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
     std::vector<Chunk> all;
     for (const auto& chunks : per_gpu) all.insert(all.end(), chunks.begin(), chunks.end());
     const double attention = attention_time_s(m, hw, e, all) / n;
-    const double tp =
-        attention + mb * dense_time_s(m, hw, e, p.tokens / n / mb, ep.gpus) / e.k_prefill_efficiency;
+    const double tp = attention +
+                      mb * dense_time_s(m, hw, e, p.tokens / n / mb, ep.gpus) / e.k_prefill_efficiency +
+                      token_kernels_s(e, Phase::kPrefill, p.tokens / n);
     p.attention_s.assign(n, attention);
     own.assign(n, tp);
     slowest = tp;
@@ -111,9 +126,9 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
   const double avg = p.tokens / n;
   const double imbalance = m.moe() ? config::expert_imbalance(e, ep.gpus) : 1;
   const double overhead = mb * e.prefill_layer_overhead_s;
-  const double shared =
-      mb * expert_time_s(m, hw, e, Phase::kPrefill, imbalance * avg / mb, ep.gpus) / e.k_prefill_efficiency +
-      overhead;
+  const double routed =
+      mb * expert_time_s(m, hw, e, Phase::kPrefill, imbalance * avg / mb, ep.gpus) / e.k_prefill_efficiency;
+  const double shared = routed + overhead;
   const Exchange x = prefill_exchange(m, avg, ep);
   // Per layer, averaged over the layers as the exchange's bytes are; the fill is one MoE layer's.
   const double moe_share = m.moe() ? static_cast<double>(m.moe_layers) / m.layers : 0;
@@ -131,6 +146,19 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
                    ? std::min(0.95, e.prefill_comm_sms / hw.gpu_sms)
                    : 0;
   o.cpu = cpu;
+  if (o.mode == config::EpOverlap::kTwoMicroBatches) {
+    // The two streams stage by stage: the routed experts after the dispatch, the shared experts beside the
+    // other micro-batch's exchange, each micro-batch paying the latency of its dispatch and its combine.
+    const ExchangeParts bytes = prefill_exchange_parts(hw, e, x, ep);
+    const ExchangeParts fixed = ep_latency_parts(e, Phase::kPrefill, ep.gpus);
+    o.staged = true;
+    o.layers = m.layers;
+    o.routed = routed;
+    o.beside =
+        mb * dense_time_s(m, hw, e, avg / mb, ep.gpus) / e.k_prefill_efficiency * shared_expert_share(m);
+    o.dispatch = mb * fixed.dispatch * moe_share + imbalance * bytes.dispatch;
+    o.combine = mb * fixed.combine * moe_share + imbalance * bytes.combine;
+  }
   const auto layer = [&](double own_s) {
     o.compute = own_s + shared;
     return o.total();
@@ -152,10 +180,10 @@ double own_layers(const config::ModelSpec& m, const config::HardwareSpec& hw, co
                   int batch, double total_context, const EpGroup& ep, int queries, double layers) {
   if (layers <= 0) return 0;
   const int mb = micro_batches(m, e, ep);
+  const double tokens = static_cast<double>(batch) * queries;
   return layers / m.layers * decode_attention_s(m, hw, e, batch, total_context, queries) +
-         layers * mb *
-             (dense_time_s(m, hw, e, static_cast<double>(batch) * queries / mb, ep.gpus) +
-              e.decode_layer_overhead_s);
+         layers * (mb * (dense_time_s(m, hw, e, tokens / mb, ep.gpus) + e.decode_layer_overhead_s) +
+                   token_kernels_s(e, Phase::kDecode, tokens));
 }
 
 }  // namespace

@@ -39,11 +39,17 @@ struct TimeSplit {
 // the SMs the exchange's kernels hold while they overlap the compute, which then runs on the rest; `cpu`:
 // the CPU time the GPUs wait for; `exchange_compute`: the part of `compute` that is the exchange's kernels
 // holding every SM (decode), which the time split counts as exchange. How they combine is the engine's
-// overlap (models/engine/README.md).
+// overlap (models/engine/README.md). A prefill under two micro-batches runs its two streams stage by stage
+// (`staged`, micro_batch_schedule.h) instead: `routed` and `beside` are the parts of `compute` that are its
+// routed and its shared experts, `dispatch` and `combine` the exchange's halves with their latency (both
+// micro-batches, per layer), over `layers` layers; `latency`, `bytes_s` and `fill` are not used then.
 struct OverlapTerms {
   config::EpOverlap mode = config::EpOverlap::kIdeal;
   double compute = 0, overhead = 0, latency = 0, bytes_s = 0, nvlink = 0, fill = 0, sm_share = 0, cpu = 0;
   double exchange_compute = 0;
+  bool staged = false;
+  double routed = 0, beside = 0, dispatch = 0, combine = 0;
+  int layers = 1;
 
   double total() const;  // the layer's or the step's time
   // Its time split, `times` layers or steps of it, with `compute` in place of this->compute (a GPU of the

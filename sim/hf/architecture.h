@@ -51,6 +51,7 @@ struct Architecture {
   // Routed experts (moe_layers = 0: none).
   int moe_layers = 0, routed_experts = 0, active_experts = 0;
   double expert_params = 0, hidden = 0;
+  double shared_params = 0;  // the shared experts of one MoE layer
   int expert_groups = 0, max_groups_per_token = 0;
 };
 

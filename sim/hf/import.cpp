@@ -55,6 +55,7 @@ config::ModelSpec to_spec(const Architecture& a, const Precision& p, double kv_l
   m.routed_experts = a.routed_experts;
   m.active_experts = a.active_experts;
   m.expert_params = a.expert_params;
+  m.shared_params = a.shared_params;
   m.hidden = a.hidden;
   m.hbm_reserve_bytes = kHbmReserveBytes;
   return m;
@@ -119,6 +120,7 @@ Doc build_doc(const std::string& name, const std::string& config_file, const Arc
     moe["routed_experts"] = a.routed_experts;
     moe["active_experts"] = a.active_experts;
     moe["expert_params"] = num(a.expert_params);
+    if (a.shared_params > 0) moe["shared_params"] = num(a.shared_params);
     moe["hidden"] = num(a.hidden);
     moe["max_nodes_per_token"] = a.max_groups_per_token;
     moe["expert_groups"] = a.expert_groups;

@@ -145,6 +145,11 @@ StatusOr<Architecture> derive_mla(ConfigReader& r, Family f) {
   a.active_experts = top;
   a.expert_params = expert;
   a.hidden = h;
+  a.shared_params = shared * expert;
+  if (shared > 0)
+    a.sources["moe.shared_params"] =
+        fmt::format("derived from the config: n_shared_experts {} x moe.expert_params = {}", shared,
+                    grouped(a.shared_params));
   if (n_group > 1) {
     a.expert_groups = n_group;
     a.max_groups_per_token = topk_group;

@@ -86,6 +86,7 @@ inline void pin_deepseek_moe(const config::ModelSpec& m) {
   REQUIRE(m.routed_experts == 256);
   REQUIRE(m.active_experts == 8);
   REQUIRE(m.expert_params == 44040192);
+  REQUIRE(m.shared_params == 44040192);
   REQUIRE(m.hidden == 7168);
   REQUIRE(m.max_nodes_per_token == 4);
   REQUIRE(m.expert_groups == 8);

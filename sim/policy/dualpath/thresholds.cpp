@@ -28,7 +28,8 @@ double beta_tokens(const config::HardwareSpec& hw, const config::EngineSpec& e, 
       m.layers *
       (cost::attention_time_s(m, hw, e, {typical}) +
        cost::linear_time_s(m, hw, e, typical.bsz, weight_shards > 0 ? weight_shards : m.weight_shards) /
-           e.k_prefill_efficiency);
+           e.k_prefill_efficiency +
+       cost::token_kernels_s(e, cost::Phase::kPrefill, typical.bsz));
   return window_s * (typical.cached + typical.bsz) / prefill_s;
 }
 

@@ -34,7 +34,8 @@ double alpha_tokens(const config::HardwareSpec& hw, const config::EngineSpec& e,
 // beta = window_s x tokens(typical) / prefill_s(typical): the tok_e a PE GPU works off in window_s
 // when its requests look like `typical`, where
 //   tokens(typical)    = cached + bsz, in tok_e's unit (tok_e counts hit + miss tokens, pe_tokens);
-//   prefill_s(typical) = layers x (attention_time_s({typical}) + linear_time_s(bsz) / prefill_efficiency):
+//   prefill_s(typical) = layers x (attention_time_s({typical}) + linear_time_s(bsz) / prefill_efficiency
+//                        + token_kernels_s(prefill, bsz)):
 //                        the compute of the request's prefill on one GPU at the engine's
 //                        kernels.prefill_efficiency (attention_time_s includes it), its experts sharded
 //                        over `weight_shards` GPUs: the prefill unit's (config/units.h), or with 0 the
