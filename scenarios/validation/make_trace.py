@@ -7,7 +7,13 @@ repository's root: python3 scenarios/validation/make_trace.py
                                           token: DeepSeek's prefill profile (4K prompts);
   traces/synthetic/decode-profile.jsonl   16,384 one-turn sessions of a 3,072-token prompt and 2,048 output
                                           tokens: 128 requests per GPU of an EP128 decode unit whose KV averages
-                                          about 4K tokens, DeepSeek's decode profile."""
+                                          about 4K tokens, DeepSeek's decode profile;
+  traces/synthetic/prefill-length-<N>k.jsonl  one-turn sessions of an N-thousand-token prompt (N = 1, 2, 8, 16,
+                                          32) and one output token, 20 passes' worth of an EP32 unit at 16K tokens
+                                          per GPU: prefill throughput against prompt length;
+  traces/synthetic/ant-h20-b<B>.jsonl     16 x B one-turn sessions of a 4,096-token prompt and 1,536 output
+                                          tokens (B = 12, 32, 48): Ant Group's DeepSeek-R1 decode on H20 at B
+                                          requests per GPU of an EP16 unit."""
 import json
 import os
 
@@ -41,6 +47,12 @@ def main():
     write(os.path.join(synthetic, "prefill-profile.jsonl"), one_turn("p", PREFILL_SESSIONS, PREFILL_PROMPT, 1))
     write(os.path.join(synthetic, "decode-profile.jsonl"),
           one_turn("d", DECODE_SESSIONS, DECODE_PROMPT, DECODE_GEN))
+    for k in (1, 2, 8, 16, 32):
+        prompt = 1024 * k
+        sessions = max(32 * 20, 32 * 20 * 16384 // prompt)
+        write(os.path.join(synthetic, f"prefill-length-{k}k.jsonl"), one_turn("p", sessions, prompt, 1))
+    for batch in (12, 32, 48):
+        write(os.path.join(synthetic, f"ant-h20-b{batch}.jsonl"), one_turn("a", 16 * batch, 4096, 1536))
     path = os.path.join(synthetic, "day6-chat.jsonl")
     lines = []
     owed = 0.0

@@ -170,20 +170,21 @@ TEST_CASE("Node failure: a lock-step prefill pass across two nodes fails on both
 TEST_CASE("Node failure: the dualpath scheduler places nothing on a failed decode node", "[e2e]") {
   e2e::Scratch tmp;
   const std::string csv = (tmp.dir / "r.csv").string();
-  // DS 27B 2P2D under the queued dualpath scheduler: at 0.32 s node 3 fails with turns in prefill and in
-  // decode placed on it (4 and 4); they restart, and every first token from then on decodes on node 2.
+  // DS 27B 2P2D under the queued dualpath scheduler: at 0.04 s node 3 fails with turns in prefill and in
+  // decode placed on it (7 and 1); they restart, and every first token from then on decodes on node 2.
   const auto j =
       e2e::run_ok(kEp, {"cluster.decode_nodes=2", "workload.trace=sixteen_agents.jsonl", "workload.agents=16",
                         "policy.layerwise=true", "policy.scheduler=dualpath",
-                        "events=[" + node_event("node_down", 0.32, "[3]") + "]", "outputs.requests=" + csv});
+                        "events=[" + node_event("node_down", 0.04, "[3]") + "]", "outputs.requests=" + csv});
   const auto rec = turns_once(csv);
   CHECK(rec.size() == 128);
   const int restarted = j.at("summary").at("failures").at("requests_restarted").get<int>();
   CHECK(restarted == 8);
-  CHECK(j.at("events")[0].at("lost_in").at("decode") == 4);
+  CHECK(j.at("events")[0].at("lost_in").at("decode") == 1);
+  CHECK(j.at("events")[0].at("lost_in").at("prefill") == 7);
   int after = 0;
   for (const auto& [key, row] : rec) {
-    if (std::stod(row[7]) <= 0.32) continue;  // first token before the failure
+    if (std::stod(row[7]) <= 0.04) continue;  // first token before the failure
     INFO("agent " << key.first << " turn " << key.second);
     CHECK(row[19] == "2");
     after++;

@@ -224,7 +224,7 @@ TEST_CASE("Online: a cold-start spike at a load that holds -> SLO met after the 
   const auto [n_before, ttft_before] = ttft_of_records(csv, warm, true);
   const auto [n_after, ttft_after] = ttft_of_records(csv, warm, false);
   CHECK(n_before > 0);
-  CHECK(ttft_before > 3 * ttft_after);  // the spike (0.81 s against 0.16 s at seed 1)
+  CHECK(ttft_before > 3 * ttft_after);  // the spike (0.96 s against 0.16 s at seed 1)
   CHECK(ttft_after < slo.at("ttft_s").get<double>());
   // The judgement is over the records after the warm-up (an independent path: the records file).
   CHECK(slo.at("turns_judged").get<int>() == n_after);
@@ -260,13 +260,13 @@ TEST_CASE("Online: overload of the cold-start workload -> stopped_by ttft_slo af
 // TTFTs of the turns whose first token came in the window and the ages of the turns still waiting. The
 // expected stop time is recomputed from the per-turn records of the same run without the rule (same seed,
 // so the same turns up to the stop): at each check t = 1, 2, ... s, the window's statistic over 1.5 s. The
-// load and the bound put the bound between the window's median and its tail (30 APS, 1.5 s: DS 27B's
-// prefill at the hardware's kernels.prefill_efficiency; at 50 APS every statistic crosses).
+// load and the bound put the bound between the window's median and its tail (20 APS, 1.5 s: DS 27B's
+// prefill on the paper's engine; at 25 APS the mean crosses too, at 50 every statistic).
 TEST_CASE("Online: the TTFT rule measures the window with the SLO statistic -> stops where the records say",
           "[e2e]") {
   e2e::Scratch scratch;
   const std::string csv = (scratch.dir / "turns.csv").string();
-  const std::vector<std::string> base = {"workload.aps=30", "slo.ttft_s=1.5", "slo.warmup_s=0"};
+  const std::vector<std::string> base = {"workload.aps=20", "slo.ttft_s=1.5", "slo.warmup_s=0"};
   auto with = [&](std::vector<std::string> extra) {
     extra.insert(extra.begin(), base.begin(), base.end());
     return extra;
@@ -355,6 +355,7 @@ TEST_CASE("Replay: Mooncake excerpt -> every request completes with the trace's 
     gen += static_cast<double>(q.output_tokens);
   }
   REQUIRE(hit > 0);
+  double online_end = 0;
   for (const char* mode : {"online", "offline"}) {
     INFO(mode);
     // run_ok also checks: storage bytes read == hit tokens x KV bytes per token.
@@ -365,12 +366,15 @@ TEST_CASE("Replay: Mooncake excerpt -> every request completes with the trace's 
     CHECK(num(r, "miss_tokens") == miss);
     CHECK(num(r, "gen_tokens") == gen);
     CHECK(num(r, "hit_rate") == Approx(hit / (hit + miss)));
-    // Online, requests arrive at their timestamps: the run lasts at least until the last arrival (12 s).
-    // Offline (a closed loop) every session starts at 0: on this light load it ends before.
-    if (std::string(mode) == "online")
-      CHECK(num(r, "sim_end_s") >= trace->requests.back().arrival_s);
-    else
-      CHECK(num(r, "sim_end_s") < trace->requests.back().arrival_s);
+    // Online, requests arrive at their timestamps: the run lasts at least until the last arrival (13.5 s).
+    // Offline (a closed loop) every session starts at 0, none waits for its timestamp: it ends before the
+    // replay does (22.8 s against 27.4 s with the paper's engine).
+    if (std::string(mode) == "online") {
+      online_end = num(r, "sim_end_s");
+      CHECK(online_end >= trace->requests.back().arrival_s);
+    } else {
+      CHECK(num(r, "sim_end_s") < online_end);
+    }
   }
 }
 
@@ -385,7 +389,7 @@ TEST_CASE("Capacity: small cluster -> the capacity meets the SLO and capacity x 
           "[e2e]") {
   e2e::Scratch scratch;
   const std::string out = (scratch.dir / "capacity.json").string();
-  const std::vector<std::string> sets = {"workload.online.stop_on_slo=true", "slo.ttft_s=0.2"};
+  const std::vector<std::string> sets = {"workload.online.stop_on_slo=true", "slo.ttft_s=0.4"};
   std::string cmd = e2e::timeout_prefix(120) + e2e::shell_quoted(e2e::dpsim_binary()) + " capacity " +
                     e2e::shell_quoted(kOnline) + " --lo 1 --hi 400 --tolerance 0.1 --out " +
                     e2e::shell_quoted(out) + " > /dev/null";
@@ -393,7 +397,7 @@ TEST_CASE("Capacity: small cluster -> the capacity meets the SLO and capacity x 
   REQUIRE(std::system(cmd.c_str()) == 0);
   const auto c = e2e::read_json(out);
   CHECK(c.at("kind") == "capacity");
-  CHECK(c.at("slo").at("ttft_s").get<double>() == 0.2);
+  CHECK(c.at("slo").at("ttft_s").get<double>() == 0.4);
   REQUIRE(c.at("capacity_aps").is_number());
   const double cap = c.at("capacity_aps").get<double>();
   CHECK(cap > 1);

@@ -104,8 +104,8 @@ TEST_CASE("Role change: a node named twice takes the second change once the firs
 
 TEST_CASE("Role change: a prefill node that joins the decode EP group carries its exchange", "[e2e]") {
   // ep_2p1d.json: one turn of DS 27B on 2P1D of the paper's node. Alone, the decode node's EP group stays in
-  // the node (no CNIC exchange); once node 1 joins the decode role at 0.12 s (after the turn's first token at
-  // 0.100 s, before its end at 0.139 s) the group spans two nodes, and both send the same decode exchange
+  // the node (no CNIC exchange); once node 1 joins the decode role at 0.2 s (after the turn's first token at
+  // 0.145 s, before its end at 0.338 s) the group spans two nodes, and both send the same decode exchange
   // through their CNICs.
   const std::string ep = e2e::case_file("ep_2p1d.json");
   auto cnic_bytes = [](const nlohmann::json& j, int node, int gpu) {
@@ -115,8 +115,8 @@ TEST_CASE("Role change: a prefill node that joins the decode EP group carries it
     return -1.0;
   };
   const auto before = e2e::run_ok(ep);
-  const auto after = e2e::run_ok(ep, {"events=[" + role_change(0.12, "[1]", "decode") + "]"});
-  REQUIRE(after.at("events")[0].at("nodes")[0].at("switched_at_s").get<double>() == Approx(0.12));
+  const auto after = e2e::run_ok(ep, {"events=[" + role_change(0.2, "[1]", "decode") + "]"});
+  REQUIRE(after.at("events")[0].at("nodes")[0].at("switched_at_s").get<double>() == Approx(0.2));
   // GPU 1 of the decode node: no KV crosses it (the turn's KV goes to DE 0), only the exchange.
   CHECK(cnic_bytes(before, 2, 1) == 0);
   const double decode_exchange = cnic_bytes(after, 2, 1);

@@ -145,8 +145,9 @@ TEST_CASE("Scenario: policy.ep_overlap and policy.fixed_costs -> what the cost m
   CHECK(on->engine.name == "dualpath-paper");
   CHECK(on->engine.ep_overlap == sim::config::EpOverlap::kTwoMicroBatches);
   CHECK(on->engine.ep_latency.ep_gpus.size() == 6);
-  CHECK(on->engine.decode_layer_overhead_s == 13.5e-6);
-  CHECK(on->engine.prefill_layer_overhead_s == 13.5e-6);
+  CHECK(on->engine.decode_layer_overhead_s == 23e-6);
+  CHECK(on->engine.prefill_layer_overhead_s == 0);
+  CHECK(on->engine.decode_token_s == 3.242e-7);
   // fixed_costs = false: the latency table and every overhead are gone; nothing else of the file changes.
   auto off = load_scenario(file, {"policy.fixed_costs=false", "policy.ep_overlap=none"});
   REQUIRE(error_of(off) == "");
@@ -156,6 +157,7 @@ TEST_CASE("Scenario: policy.ep_overlap and policy.fixed_costs -> what the cost m
   CHECK(off->engine.decode_layer_overhead_s == 0);
   CHECK(off->engine.prefill_layer_overhead_s == 0);
   CHECK(off->engine.decode_cpu_s == 0);
+  CHECK(off->engine.decode_token_s == on->engine.decode_token_s);  // per token, not a fixed cost
   CHECK(off->engine.k_prefill_efficiency == on->engine.k_prefill_efficiency);
   CHECK(off->engine.k_indexer == on->engine.k_indexer);
   auto ideal = load_scenario(file, {"policy.ep_overlap=ideal"});

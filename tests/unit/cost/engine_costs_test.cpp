@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/cost/compute_plan.h"
+#include "sim/cost/micro_batch_schedule.h"
 #include "tests/unit/paper_files.h"
 
 namespace sim::cost {
@@ -67,6 +68,25 @@ EngineSpec production() {
   e.ep_latency.prefill_combine_s = e.ep_latency.decode_combine_s;
   e.balanced = {{8, 16, 32, 72}, {0.94, 0.9, 0.8, 0.81}};
   e.unbalanced = {{8, 16, 32, 64}, {0.67, 0.61, 0.55, 0.48}};
+  return e;
+}
+
+// The same engine priced as it runs in service: the in-service values of deepseek-v3-production.json (each
+// derived in its sources from the profiles as LMSYS read them; engine_test.cpp pins the file).
+EngineSpec in_service() {
+  EngineSpec e = production();
+  e.k_prefill_attention_mha = 0.3;
+  e.k_gemm = 0.6364;
+  e.k_prefill_experts = 0.5467;
+  e.k_decode_attention_dense = 0.294;
+  e.k_gemm_hbm = 0.5777;
+  e.k_decode_experts = 0.3581;
+  e.prefill_token_s = 2.567e-7;
+  e.decode_token_s = 3.242e-7;
+  e.prefill_layer_overhead_s = 0;
+  e.decode_layer_overhead_s = 23e-6;
+  e.decode_exchange_sm_s_per_token = 1.0065e-6;
+  e.prefill_exchange = {{16, 32, 64}, {3.0918e10, 3.1637e10, 3.3075e10}, {3.3721e10, 3.6858e10, 3.5290e10}};
   return e;
 }
 
@@ -175,52 +195,71 @@ TEST_CASE("Prefill exchange: DeepEP's normal kernels -> every node a token goes 
 }
 
 TEST_CASE(
-    "Prefill pass: DeepSeek's prefill profile point by hand -> compute on 108 of 132 SMs, the exchange at "
-    "DeepEP's rates",
+    "Prefill pass: DeepSeek's prefill profile point by hand -> the profile's parts on 108 of 132 SMs, the "
+    "two "
+    "streams stage by stage, 34.6 ms per layer",
     "[unit]") {
   const ModelSpec m = dsv3();
   const HardwareSpec hw = testing::pinned_hopper();
   REQUIRE(hw.gpu_sms == 132);
+  const EngineSpec e = in_service();
   // Each GPU of an EP32 unit (one DP group of 32) holds 4 prompts of 4096 new tokens, perfect balance, two
-  // micro-batches of 8192 tokens. Per layer (averaged over 61):
-  //   attention: 4 x 4096 x 4097 / 2 pairs x 81,920 / 579.06e12 = 4.7481643 ms;
-  //   dense GEMMs: per micro-batch 2 x 265,425,726.95 x 8192 / 1.19430e15 = 3.6411610 ms (compute-bound),
-  //   x 2 = 7.2823221 ms;
-  //   experts: per micro-batch 65,536 pairs: 2 x 44,040,192 x 65,536 / 1.19430e15 x 58/61 = 4.5955153 ms,
-  //   x 2 = 9.1910307 ms; fixed 2 x 13.5 us. Compute C = 21.2485170 ms;
-  //   the exchange's 24 SMs leave 108 for it: C / (1 - 24/132) = 25.9704097 ms, above the exchange, 2 x
-  //   (68.5 + 129.8) us x 58/61 of latency + 23.1591926 ms (the previous case) = 23.5363 ms, and NVLink's
-  //   14.8087 ms: compute-bound; plus the fill, (198.3 us + 23.1592 ms x 61/58 / 2) / 61 = 0.2029 ms:
-  //   26.1733087 ms. 8 x 16,384 tokens / (61 x 26.1733087 ms) = 82,096 tokens/s per node.
-  // Without the SMs' share the pass would wait for the exchange (23.74 ms); with the exchange at the line
-  // rate instead of DeepEP's it would be the same compute-bound 25.97 ms plus a smaller fill (26.11 ms).
+  // micro-batches of 8192 tokens. Per layer (averaged over 61), both micro-batches, on the 108 SMs the
+  // exchange's 24 leave (x 132 / 108), at the in-service rates (models/engine/deepseek-v3-production.json):
+  //   attention: 4 x 4096 x 4097 / 2 pairs x 81,920 FLOPs / (1.979e15 x 0.3000) = 5.6602 ms (profile 5.66);
+  //   dense GEMMs: 2 x 265,425,726.95 x 16,384 / (1.979e15 x 0.6364) = 8.4405 ms (profile 8.44), of which
+  //     the shared experts, 44,040,192 x 58/61 / 265,425,726.95 = 15.78%, run beside the exchange;
+  //   routed experts: 2 x 44,040,192 x 131,072 pairs x 58/61 / (1.979e15 x 0.5467) = 12.4006 ms (12.40);
+  //   small kernels: 16,384 x 2.567e-7 s = 5.1404 ms (5.14).
+  // Their sum, 31.64 ms, is the compute stream's work; the communication stream's: the dispatch 2 x 68.5 us
+  // x 58/61 + 3.6191e8 B / 3.1637e10 B/s = 11.57 ms, the combine 2 x 129.8 us x 58/61 + 7.0189e8 B /
+  // 3.6858e10 B/s = 19.29 ms (profile: core + barrier 11.57 and 19.29). Per micro-batch: A = 8.9547 (the
+  // attention with its projections and small kernels), S = 0.6658, M = 6.2003, D = 5.7849, K = 9.6450 ms.
+  // Stage by stage (micro_batch_schedule.h): D <= A and D <= M, so neither routed-expert stage waits for its
+  // dispatch; the next layer's ATTN(mb1) waits for COMBINE(mb1), which starts when MLP(mb1) ends and lasts K,
+  // while the compute stream has only M + S to run: K - M - S = 2.7789 ms idle; ATTN(mb0) then waits
+  // K - A - S = 0.0245 ms for COMBINE(mb0). A layer: 2 (A + S + M) + 2.7789 + 0.0245 = 34.4450 ms. The
+  // pass adds its fill and drain once (9.9 ms over 61 layers); the profile's 34.64 ms per layer is its
+  // compute stream's 31.64 plus 2.48 idle (dpsim: 2.95) and the communication stream's 30.86 plus 3.65.
   std::vector<std::vector<Chunk>> per_gpu(32, std::vector<Chunk>(4, Chunk{0, 4096}));
-  const PassPlan p = prefill_pass(m, hw, production(), per_gpu, EpGroup{32, 8});
-  const double att = 4 * 4096.0 * 4097 / 2 * 2 * 128 * 320 / (kF * 0.2926);
-  const double dense = 2 * (2 * kDenseParams * 8192 / (kF * 0.6035));
-  const double experts = 2 * (2 * 44040192.0 * 65536 / (kF * 0.6035)) * 58 / 61;
-  const double compute = att + dense + experts + 2 * 13.5e-6;
-  CHECK(compute == Approx(21.2485170e-3).epsilon(1e-7));
+  const PassPlan p = prefill_pass(m, hw, e, per_gpu, EpGroup{32, 8});
+  const double on_108 = 132.0 / 108;
+  const double att = 4 * 4096.0 * 4097 / 2 * 2 * 128 * 320 / (kF * 0.3);
+  const double dense = 2 * (2 * kDenseParams * 8192 / (kF * 0.6364));
+  const double experts = 2 * (2 * 44040192.0 * 65536 / (kF * 0.5467)) * 58 / 61;
+  const double small = 16384 * 2.567e-7;
+  CHECK(att * on_108 == Approx(5.66e-3).epsilon(1e-3));
+  CHECK(dense * on_108 == Approx(8.44e-3).epsilon(1e-3));
+  CHECK(experts * on_108 == Approx(12.40e-3).epsilon(1e-3));
+  CHECK(small * on_108 == Approx(5.14e-3).epsilon(1e-3));
+  const double share = 44040192.0 * 58 / 61 / kDenseParams;
   const double values = 16384.0 * 7168 * 58 / 61 * (4 * 55.0 / 70);
-  const double exchange = values * 1.03125 / 44e9 + values * 2 / 47e9;
-  const double lat = (68.5e-6 + 129.8e-6);
-  const double fill = (lat + exchange / (58.0 / 61) / 2) / 61;
-  CHECK(p.layer_s == Approx(compute / (1 - 24.0 / 132) + fill).epsilon(1e-9));
-  CHECK(p.layer_s == Approx(26.1733087e-3).epsilon(1e-7));
-  CHECK(8 * 16384 / (61 * p.layer_s) == Approx(82095.9).epsilon(1e-5));
-  EngineSpec all_sms = production();
-  all_sms.prefill_comm_sms = 0;
-  CHECK(prefill_pass(m, hw, all_sms, per_gpu, EpGroup{32, 8}).layer_s ==
-        Approx(2 * lat * 58 / 61 + exchange + fill).epsilon(1e-9));
-  // Where the time goes, summed over the 32 GPUs (alike here: none waits for another): the compute (its
-  // fixed part apart), what the SMs' share adds (the exchange's), the fixed costs; they add up to the pass.
-  CHECK(p.split.compute_s == Approx(32 * 61 * (compute - 2 * 13.5e-6)).epsilon(1e-9));
-  CHECK(p.split.fixed_s == Approx(32 * 61 * (2 * 13.5e-6 + fill)).epsilon(1e-9));
+  MicroBatchStages s;
+  s.attention = (att + dense * (1 - share) + small) * on_108 / 2;
+  s.shared = dense * share * on_108 / 2;
+  s.experts = experts * on_108 / 2;
+  s.dispatch = (2 * 68.5e-6 * 58 / 61 + values * 1.03125 / 3.1637e10) / 2;
+  s.combine = (2 * 129.8e-6 * 58 / 61 + values * 2 / 3.6858e10) / 2;
+  CHECK(2 * s.dispatch == Approx(11.57e-3).epsilon(1e-3));
+  CHECK(2 * s.combine == Approx(19.29e-3).epsilon(1e-3));
+  const double layer = 2 * (s.attention + s.shared + s.experts) + (s.combine - s.experts - s.shared) +
+                       (s.combine - s.attention - s.shared);
+  CHECK(layer == Approx(34.4450e-3).epsilon(1e-5));
+  CHECK(two_stream_pass_s(s, 62) - two_stream_pass_s(s, 61) == Approx(layer).epsilon(1e-9));
+  CHECK(p.layer_s * 61 == Approx(two_stream_pass_s(s, 61)).epsilon(1e-9));
+  CHECK(p.layer_s == Approx(34.64e-3).epsilon(0.005));  // the profile's, to its reading (+-0.07 ms)
+  CHECK(8 * 16384 / (61 * p.layer_s) == Approx(62116).epsilon(1e-3));
+  // A wrong model fails: the streams' work side by side (the busier stream alone) gives 31.64 ms, 9% short;
+  // the small kernels per layer and micro-batch instead of per token would give 2 x 2.567e-7 s, nothing.
+  CHECK(2 * (s.attention + s.shared + s.experts) < 0.92 * p.layer_s);
+  // Where the time goes, summed over the 32 GPUs (alike here: none waits for another): the compute, the
+  // streams' waits beyond it (the exchange's, with what the SMs' share adds); no fixed cost per layer.
+  CHECK(p.split.compute_s == Approx(32 * 61 * (att + dense + experts + small)).epsilon(1e-9));
+  CHECK(p.split.fixed_s == 0);
   CHECK(p.split.total_s() == Approx(32 * 61 * p.layer_s).epsilon(1e-9));
-  CHECK(p.split.exchange_s == Approx(32 * 61 * compute * (24.0 / 108)).epsilon(1e-9));
   CHECK(p.split.imbalance_s == 0);
   // Nothing to compute: nothing.
-  CHECK(prefill_pass(m, hw, production(), std::vector<std::vector<Chunk>>(32), EpGroup{32, 8}).layer_s == 0);
+  CHECK(prefill_pass(m, hw, e, std::vector<std::vector<Chunk>>(32), EpGroup{32, 8}).layer_s == 0);
 }
 
 TEST_CASE("Expert imbalance: the busiest expert GPU -> its experts and its exchange, not the dense part",
@@ -327,6 +366,55 @@ TEST_CASE(
   plain_holding.decode_exchange_sm_s_per_token = 5.273e-7;
   CHECK(decode_step(m, hw, plain_holding, 16, 16 * 4096.0, ep).step_s - plain16 ==
         Approx(16 * 61 * 5.273e-7 * 58 / 61).epsilon(1e-6));
+}
+
+TEST_CASE(
+    "Decode in service: DeepSeek's decode profile point by hand -> the profile's parts per layer, the step "
+    "the compute's, 62 x 1.422 ms within 1%",
+    "[unit]") {
+  const ModelSpec m = dsv3();
+  const HardwareSpec hw = testing::pinned_hopper();
+  EngineSpec e = in_service();
+  e.mtp_draft_tokens = 1;
+  e.mtp_acceptance = 0.6;
+  e.mtp_module_layers = 1;
+  const EpGroup ep{128, 8};
+  // 128 requests per GPU, 4,096 tokens of context each, two queries (MTP), two micro-batches of 128 tokens.
+  // Per layer of the target model (61), at the in-service values, against the profile's (LMSYS's reading):
+  //   attention 278,528 x 524,288 x 2 / (1.979e15 x 0.294) = 0.5020 ms (0.502);
+  //   dense GEMMs, memory-bound, twice the dense weights 280,617,187 B / (3.35e12 x 0.5777) = 0.2900 (0.290);
+  //   routed experts 2 x (2 x 44,040,192 x 1024 pairs / (1.979e15 x 0.3581)) x 58/61 = 0.2420 (0.242);
+  //   small kernels 256 x 3.242e-7 = 0.0830 (0.083); launches 2 x 23 us = 0.046 (0.046);
+  //   the low-latency kernels on the stream 256 x 1.0065e-6 x 58/61 = 0.2450 (0.172 + 0.073).
+  // 1.4080 ms against the parts' 1.408. 61 layers: 85.89 ms; the draft layer (one query, 128 tokens: one
+  // layer's attention of one query, the dense weights twice, experts of 512 pairs per micro-batch, 128 tokens
+  // of small kernels and SM time, two launches) 0.87 ms: 86.76 ms. The exchange, 2 x 58.95 x 143.8 us + 48.79
+  // ms = 65.74 ms, hides; the fill adds 0.56 ms: 87.32 ms. LMSYS's 18,598 tokens/s per node takes 62 layers
+  // of 1.422 ms: 88.16 ms.
+  const double ctx = 128 * 4096.0;
+  const double dense_weights = dense_bytes(128);
+  const double per_layer = 278528.0 * ctx * 2 / (kF * 0.294) + 2 * dense_weights / (kHbm * 0.5777) +
+                           2 * (2 * 44040192.0 * 1024 / (kF * 0.3581)) * 58 / 61 + 256 * 3.242e-7 +
+                           2 * 23e-6 + 256 * 1.0065e-6 * 58 / 61;
+  CHECK(per_layer == Approx(1.408e-3).epsilon(1e-3));  // the profile's parts: 1.408 (total 1.422)
+  const double draft =
+      278528.0 * ctx / (kF * 0.294) + 2 * dense_weights / (kHbm * 0.5777) +
+      2 * std::max(2 * 44040192.0 * 512 / (kF * 0.3581), 2 * 44040192.0 / (kHbm * 0.5777)) * 58 / 61 +
+      128 * 3.242e-7 + 2 * 23e-6 + 128 * 1.0065e-6 * 58 / 61;
+  const double bytes_s = (61 * 256 + 128) * 8 * 7168 * 3.03125 * 58 / 61 * 15.0 / 16 / 50e9;
+  const double moe_passes = 62 * 58.0 / 61;
+  const double fill = 143.8e-6 + bytes_s / moe_passes / 2;
+  REQUIRE(2 * moe_passes * 143.8e-6 + bytes_s < 61 * per_layer);
+  const StepPlan st = decode_step(m, hw, e, 128, ctx, ep);
+  CHECK(st.step_s == Approx(61 * per_layer + draft + fill).epsilon(1e-9));
+  CHECK(st.step_s == Approx(62 * 1.422e-3).epsilon(0.01));
+  // TPOT at 1.6 tokens per step, and the validation band's (47.88 - 64.78 ms) middle.
+  CHECK(st.step_s / 1.6 == Approx(8 * 128 / 18598.0).epsilon(0.01));
+  // A wrong scaling fails: launches per token (2 x 23 us x 256 per layer) or small kernels per micro-batch
+  // (2 x 3.242e-7 s) would move the step by +700 ms or -5 ms.
+  EngineSpec per_token_launch = e;
+  per_token_launch.decode_layer_overhead_s = 23e-6 * 128;
+  CHECK(decode_step(m, hw, per_token_launch, 128, ctx, ep).step_s > 2 * st.step_s);
 }
 
 TEST_CASE("CPU time: per decode step and per prefill pass -> added once, whatever the overlap", "[unit]") {
