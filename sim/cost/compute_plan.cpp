@@ -53,7 +53,11 @@ double OverlapTerms::total() const {
 TimeSplit OverlapTerms::split(double compute_of_gpu, double pace, double times) const {
   OverlapTerms own = *this;
   own.compute = compute_of_gpu;
-  const double t = own.total();
+  return split(compute_of_gpu, own.total(), pace, times);
+}
+
+TimeSplit OverlapTerms::split(double compute_of_gpu, double own_time, double pace, double times) const {
+  const double t = own_time;
   TimeSplit s;
   s.compute_s = (compute_of_gpu - overhead - exchange_compute) * times;
   s.fixed_s = (overhead + (mode == config::EpOverlap::kNone                         ? latency
@@ -165,8 +169,10 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
   };
   p.layer_s = layer(slowest);
   for (size_t i = 0; i < n; ++i) {
-    p.layer_work.push_back(layer(own[i]) * hw.gpu_flops);
-    p.split += o.split(own[i] + shared, p.layer_s, m.layers);
+    // One schedule per GPU (a prefill's two streams are simulated layer by layer): its time serves both.
+    const double own_time = layer(own[i]);
+    p.layer_work.push_back(own_time * hw.gpu_flops);
+    p.split += o.split(own[i] + shared, own_time, p.layer_s, m.layers);
   }
   p.exchange_bytes = x.cnic;
   return p;

@@ -55,6 +55,8 @@ struct OverlapTerms {
   // Its time split, `times` layers or steps of it, with `compute` in place of this->compute (a GPU of the
   // group whose compute is its own), waiting for `pace` (the group's time per layer or step) beyond its own.
   TimeSplit split(double compute_of_gpu, double pace, double times) const;
+  // The same when that GPU's time, total() at its compute, is known already (`own_time`).
+  TimeSplit split(double compute_of_gpu, double own_time, double pace, double times) const;
 };
 
 // One forward pass of a group of GPUs that run each layer together: DP attention and the dense GEMMs on

@@ -31,19 +31,24 @@ void check_band(const nlohmann::json& scenario, size_t i, const nlohmann::json& 
   if (band.contains("max")) CHECK(x <= band.at("max").get<double>());
 }
 
+// `dpsim check` of a validation file, as a user runs it: every band holds.
+void check_holds(const std::string& name) {
+  e2e::Scratch s;
+  const auto log = s.dir / "check.log";
+  const int code =
+      e2e::shell(e2e::timeout_prefix(120) + e2e::shell_quoted(e2e::dpsim_binary()) + " check " +
+                 e2e::shell_quoted(validation(name)) + " >" + e2e::shell_quoted(log.string()) + " 2>&1");
+  INFO(e2e::read_text(log));
+  CHECK(code == 0);
+  CHECK(e2e::read_text(log).find("all bands hold") != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE(
     "Validation: DeepSeek's prefill profile -> dpsim check holds its band, 4K prompts in 16K-token passes",
     "[e2e]") {
-  e2e::Scratch s;
-  const auto log = s.dir / "check.log";
-  const int code = e2e::shell(e2e::timeout_prefix(120) + e2e::shell_quoted(e2e::dpsim_binary()) + " check " +
-                              e2e::shell_quoted(validation("deepseek-prefill-profile")) + " >" +
-                              e2e::shell_quoted(log.string()) + " 2>&1");
-  INFO(e2e::read_text(log));
-  CHECK(code == 0);
-  CHECK(e2e::read_text(log).find("all bands hold") != std::string::npos);
+  check_holds("deepseek-prefill-profile");
   // The set-up the band stands on: one EP32 unit whose GPUs compute nearly all the time (the work is queued
   // from the start) and a prefill role that binds.
   const nlohmann::json r = e2e::run_ok(validation("deepseek-prefill-profile"), {}, 120);
@@ -69,13 +74,7 @@ TEST_CASE("Validation: DeepSeek's decode profile -> one EP128 unit decodes 128 r
 
 TEST_CASE("Validation: Ant Group's DeepSeek-R1 on H20, 12 requests per GPU -> dpsim check holds its band",
           "[e2e]") {
-  e2e::Scratch s;
-  const auto log = s.dir / "check.log";
-  const int code = e2e::shell(e2e::timeout_prefix(120) + e2e::shell_quoted(e2e::dpsim_binary()) + " check " +
-                              e2e::shell_quoted(validation("ant-h20-b12")) + " >" +
-                              e2e::shell_quoted(log.string()) + " 2>&1");
-  INFO(e2e::read_text(log));
-  CHECK(code == 0);
+  check_holds("ant-h20-b12");
   // The set-up the band stands on: one EP16 decode unit of two H20 nodes at 12 requests per GPU, MTP with two
   // draft tokens.
   const nlohmann::json r = e2e::run_ok(validation("ant-h20-b12"), {}, 120);

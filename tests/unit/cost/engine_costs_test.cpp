@@ -95,6 +95,14 @@ EngineSpec in_service() {
 // ((17,117,648,384 + (671,026,419,200 - 17,117,648,384) / S) - 58 x 256 x 44,040,192 / S) / 61
 // = 17,117,648,384 / 61 = 280,617,186.62 at every S (the recounted total less the replicated part is the
 // routed experts).
+// The decode profile's MTP (LMSYS's assumption): one draft token of one layer, accepted 60% of the time.
+EngineSpec with_profile_mtp(EngineSpec e) {
+  e.mtp_draft_tokens = 1;
+  e.mtp_acceptance = 0.6;
+  e.mtp_module_layers = 1;
+  return e;
+}
+
 constexpr double kDenseParams = (36625618432.0 - 58.0 * 8 * 44040192) / 61;
 double dense_bytes(int shards) {
   return (17117648384.0 + (671026419200.0 - 17117648384.0) / shards - 58.0 * 256 * 44040192 / shards) / 61;
@@ -298,10 +306,7 @@ TEST_CASE(
     "[unit]") {
   const ModelSpec m = dsv3();
   const HardwareSpec hw = testing::pinned_hopper();
-  EngineSpec e = production();
-  e.mtp_draft_tokens = 1;
-  e.mtp_acceptance = 0.6;
-  e.mtp_module_layers = 1;
+  EngineSpec e = with_profile_mtp(production());
   REQUIRE(e.tokens_per_step() == 1.6);
   REQUIRE(e.queries_per_step() == 2);
   const EpGroup ep{128, 8};  // 16 nodes
@@ -374,10 +379,7 @@ TEST_CASE(
     "[unit]") {
   const ModelSpec m = dsv3();
   const HardwareSpec hw = testing::pinned_hopper();
-  EngineSpec e = in_service();
-  e.mtp_draft_tokens = 1;
-  e.mtp_acceptance = 0.6;
-  e.mtp_module_layers = 1;
+  EngineSpec e = with_profile_mtp(in_service());
   const EpGroup ep{128, 8};
   // 128 requests per GPU, 4,096 tokens of context each, two queries (MTP), two micro-batches of 128 tokens.
   // Per layer of the target model (61), at the in-service values, against the profile's (LMSYS's reading):
