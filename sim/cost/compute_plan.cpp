@@ -48,8 +48,10 @@ double OverlapTerms::total() const {
   return t + cpu;
 }
 
-// The compute but its fixed part; the fixed costs (with no overlap the latency too; with two micro-batches
-// the fill); the CPU; what the exchange adds beyond them; then the wait for the group's pace.
+// The compute but its fixed part, on the SMs the exchange's kernels leave it (two micro-batches: the compute
+// stream runs that long, as a profile shows it); the fixed costs (with no overlap the latency too; with two
+// micro-batches the fill); the CPU; what the exchange adds beyond them (the compute stream's waits for it);
+// then the wait for the group's pace.
 TimeSplit OverlapTerms::split(double compute_of_gpu, double pace, double times) const {
   OverlapTerms own = *this;
   own.compute = compute_of_gpu;
@@ -58,11 +60,13 @@ TimeSplit OverlapTerms::split(double compute_of_gpu, double pace, double times) 
 
 TimeSplit OverlapTerms::split(double compute_of_gpu, double own_time, double pace, double times) const {
   const double t = own_time;
+  const bool two = mode == config::EpOverlap::kTwoMicroBatches;
+  const double on_sms = two ? 1 / (1 - sm_share) : 1.0;
   TimeSplit s;
-  s.compute_s = (compute_of_gpu - overhead - exchange_compute) * times;
-  s.fixed_s = (overhead + (mode == config::EpOverlap::kNone                         ? latency
-                           : mode == config::EpOverlap::kTwoMicroBatches && !staged ? fill
-                                                                                    : 0.0)) *
+  s.compute_s = (compute_of_gpu - overhead - exchange_compute) * on_sms * times;
+  s.fixed_s = (overhead * on_sms + (mode == config::EpOverlap::kNone ? latency
+                                    : two && !staged                 ? fill
+                                                                     : 0.0)) *
               times;
   s.cpu_s = cpu * times;
   s.exchange_s = std::max(0.0, t * times - s.compute_s - s.fixed_s - s.cpu_s);
