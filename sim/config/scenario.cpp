@@ -227,6 +227,7 @@ void read_sim(JsonReader& r, SimConfig& s) {
   s.persist_interval_s = r.non_negative("persist_interval_s", def.persist_interval_s);
   s.time_limit_s = r.non_negative("time_limit_s", def.time_limit_s);
   s.progress = r.boolean("progress", def.progress);
+  s.pace_band = r.number("pace_band", def.pace_band, 0, 1);
 }
 
 void read_network(JsonReader& r, NetworkConfig& n) {

@@ -135,6 +135,10 @@ struct SimConfig {
   int read_depth = 4;               // storage reads in flight per node
   double time_limit_s = 0;          // 0 = none
   bool progress = true;
+  // A decode group's EP exchange keeps its pace while its flows' lead over the steps stays within
+  // pace_band x rate x DecodeService::kPaceHorizonS (scenarios/README.md): every change of a pace is a new
+  // max-min solve. 0 = re-paced at every plan.
+  double pace_band = 0.5;
 };
 
 // How the CNICs share bandwidth between the traffic classes (DESIGN.md, "Two traffic classes share the

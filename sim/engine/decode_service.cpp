@@ -463,6 +463,7 @@ void DecodeService::group_loop(int gi) {
 void DecodeService::pace_exchange(DecodeGroupState& g, double bytes, double rate) {
   if (!g.exchange.empty() && c_.transport.sent(g.exchange.front()) + bytes > g.exchange_size)
     stop_exchange(g);
+  double ahead = 0;  // the bytes every node's flow has sent beyond the steps so far (< 0: behind)
   if (g.exchange.empty()) {
     // SimGrid's CM02 bounds a new comm by the narrowest bandwidth of its route at its start, for good: the
     // pace links are opened to a CNIC's bandwidth first, so that only their constraints pace the flows.
@@ -474,10 +475,22 @@ void DecodeService::pace_exchange(DecodeGroupState& g, double bytes, double rate
       g.exchange.push_back(c_.transport.start(node.exchange, node.exchange, g.exchange_size,
                                               transport::TrafficClass::kCollective));
     }
+    g.exchange_pace = 0;
+  } else {
+    c_.transport.sent(g.exchange, g.exchange_sent);
+    ahead = *std::min_element(g.exchange_sent.begin(), g.exchange_sent.end()) - g.exchange_owed;
   }
+  // The pace (engine/decode_service.h): kept while the flows' lead over the steps stays within [0, L] by
+  // the plan's end or the horizon, whichever is later, L = pace_band x rate x horizon; else set to what the
+  // plan needs, so that they owe nothing by its end. Every change of a pace is a new max-min solve.
+  const double h = std::max(kPaceHorizonS, bytes / rate),
+               lead_max = c_.sc.sim.pace_band * rate * kPaceHorizonS;
+  const double lo = rate - ahead / h, hi = rate + (lead_max - ahead) / h;
+  if (g.exchange_pace > 0 && g.exchange_pace >= lo && g.exchange_pace <= hi) return;
+  g.exchange_pace = std::max(1e-3 * rate, lo);
   // Every node's pace in one simcall (a link's set_bandwidth called from the kernel runs directly).
   simgrid::kernel::actor::simcall_answered([&]() {
-    for (int n : g.nodes) c_.h.nodes[n].exchange_pace->set_bandwidth(rate);
+    for (int n : g.nodes) c_.h.nodes[n].exchange_pace->set_bandwidth(g.exchange_pace);
   });
 }
 

@@ -76,6 +76,7 @@ struct DecodeGroupState {
   std::vector<transport::Transport::Handle> exchange;  // per node, the exchange flow while the group decodes
   double exchange_size = 0, exchange_owed = 0;         // their size; the bytes each owes for the steps so far
   std::vector<double> exchange_sent;                   // scratch: the bytes each has sent
+  double exchange_pace = 0;                            // their pace links' bandwidth (B/s); 0 = not set
   simgrid::s4u::ConditionVariablePtr cv;
 };
 
@@ -134,13 +135,14 @@ class DecodeService {
   // The request generated its last token at t_done.
   void turn_end(RequestId id, double t_done);
   // The group's exchange: per node, one flow for as long as the group decodes, paced by the node's
-  // exchange_pace link (platform/handles.h). pace_exchange() sets a plan's pace (new flows if none run or
-  // those running cannot carry `bytes` more); catch_up_exchange() returns once every flow has sent the
-  // bytes of every step so far; stop_exchange() ends the flows (they have sent them all).
+  // exchange_pace link (platform/handles.h). pace_exchange() sets a plan's pace within sim.pace_band (new
+  // flows if none run or those running cannot carry `bytes` more); catch_up_exchange() returns once every
+  // flow has sent the bytes of every step so far; stop_exchange() ends the flows (they have sent them all).
   void pace_exchange(DecodeGroupState& g, double bytes, double rate);
   void catch_up_exchange(DecodeGroupState& g, double bytes, double rate);
   void stop_exchange(DecodeGroupState& g);
   static constexpr double kExchangeStreamBytes = 1e13;
+  static constexpr double kPaceHorizonS = 0.25;
 
   EngineContext& c_;
   // Tokens each request gains per step: 1, or with MTP 1 + its expected accepted draft tokens

@@ -32,6 +32,16 @@ inline std::vector<std::string> engine_args() {
   std::vector<std::string> args = {"dpsim"};
   if (const char* factory = std::getenv("DPSIM_SG_CONTEXTS"); factory != nullptr && *factory != '\0')
     args.push_back(std::string("--cfg=contexts/factory:") + factory);
+  // DPSIM_SG_CFG: SimGrid settings for measurements, space-separated (scenarios/bench/README.md).
+  if (const char* extra = std::getenv("DPSIM_SG_CFG"); extra != nullptr) {
+    std::string s(extra);
+    for (size_t b = 0; b < s.size();) {
+      size_t e = s.find(' ', b);
+      if (e == std::string::npos) e = s.size();
+      if (e > b) args.push_back("--cfg=" + s.substr(b, e - b));
+      b = e + 1;
+    }
+  }
   return args;
 }
 
