@@ -25,17 +25,24 @@ sg4::SplitDuplexLink* duplex(sg4::NetZone* zone, PlatformHandles& h, const std::
   return l;
 }
 
-void route(sg4::NetZone* zone, sg4::Host* host, const std::vector<sg4::LinkInRoute>& up) {
-  zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, up, true);
+// The route down to a host: `up` backwards, each split-duplex link in its other direction.
+std::vector<sg4::LinkInRoute> reversed(const std::vector<sg4::LinkInRoute>& up) {
+  std::vector<sg4::LinkInRoute> down;
+  for (auto it = up.rbegin(); it != up.rend(); ++it) {
+    const Dir d = it->get_direction();
+    down.emplace_back(it->get_link(), d == Dir::UP ? Dir::DOWN : d == Dir::DOWN ? Dir::UP : d);
+  }
+  return down;
 }
 
 // Class weights through SimGrid's own max-min solver. CM02 gives each flow a sharing penalty equal to its
 // route's latency, and the solver divides a flow's share by it (a weighted max-min). A QoS tag is a link
-// of unbounded bandwidth whose latency is the class's penalty: every route crosses two tags (its source's
-// and its destination's), so a KV flow and a collective flow on one link share it as the classes'
-// weights, and a flow alone still takes the whole link. The price is the tags' latency before a flow's
-// first byte: 2 x kTagUnitS x (largest weight / the class's weight), 20 ns for the collectives and about
-// 2 us for KV at 99:1. kTagUnitS stays 10x above SimGrid's time precision (1e-9 s).
+// of unbounded bandwidth whose latency is the class's penalty: every route crosses one tag, its source's
+// (a host's route up starts with its tag, its route down has none), so a KV flow and a collective flow on
+// one link share it as the classes' weights, and a flow alone still takes the whole link. A tag is still
+// a constraint of every max-min solve its flows are in: one per flow, not two. The price is the tag's
+// latency before a flow's first byte: 2 x kTagUnitS x (largest weight / the class's weight), 20 ns for the
+// collectives and about 2 us for KV at 99:1. kTagUnitS stays 10x above SimGrid's time precision (1e-9 s).
 constexpr double kTagUnitS = 1e-8;
 constexpr double kTagBandwidthBps = 1e18;
 
@@ -43,24 +50,39 @@ class QosTags {
  public:
   QosTags(const config::HardwareSpec& hw, bool on)
       : on_(on),
-        kv_s_(kTagUnitS * std::max(hw.qos_weight_kv, hw.qos_weight_collective) / hw.qos_weight_kv),
-        collective_s_(kTagUnitS * std::max(hw.qos_weight_kv, hw.qos_weight_collective) /
+        kv_s_(2 * kTagUnitS * std::max(hw.qos_weight_kv, hw.qos_weight_collective) / hw.qos_weight_kv),
+        collective_s_(2 * kTagUnitS * std::max(hw.qos_weight_kv, hw.qos_weight_collective) /
                       hw.qos_weight_collective) {}
   bool on() const { return on_; }
-  // `up` with the host's tag in front (unchanged without QoS).
-  // `tags`: how many tags the route stands for (2 for a loopback, which has no destination's tag).
-  std::vector<sg4::LinkInRoute> tagged(sg4::NetZone* zone, PlatformHandles& h, const std::string& host,
-                                       std::vector<sg4::LinkInRoute> up, bool collective,
-                                       int tags = 1) const {
-    if (!on_) return up;
-    auto* tag = zone->create_link(host + ".qos", kTagBandwidthBps);
-    tag->set_latency(tags * (collective ? collective_s_ : kv_s_))->seal();
-    h.qos_tags.push_back(tag);
-    up.insert(up.begin(), sg4::LinkInRoute(tag));
-    return up;
+  // The host's routes up (`up`) and down (`up` reversed); under QoS the route up starts with the host's
+  // tag of its class.
+  void route(sg4::NetZone* zone, PlatformHandles& h, sg4::Host* host, const std::vector<sg4::LinkInRoute>& up,
+             bool collective) const {
+    if (!on_) {
+      zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, up, true);
+      return;
+    }
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
+                    tagged(zone, h, host->get_name(), up, collective), false);
+    zone->add_route(nullptr, host->get_netpoint(), nullptr, nullptr, reversed(up), false);
+  }
+  // A host's route to itself, `links`, with a tag of its class in front under QoS.
+  void loopback(sg4::NetZone* zone, PlatformHandles& h, sg4::Host* host, const std::string& tag_name,
+                const std::vector<sg4::LinkInRoute>& links, bool collective) const {
+    zone->add_route(host->get_netpoint(), host->get_netpoint(), nullptr, nullptr,
+                    on_ ? tagged(zone, h, tag_name, links, collective) : links, false);
   }
 
  private:
+  std::vector<sg4::LinkInRoute> tagged(sg4::NetZone* zone, PlatformHandles& h, const std::string& name,
+                                       std::vector<sg4::LinkInRoute> links, bool collective) const {
+    auto* tag = zone->create_link(name + ".qos", kTagBandwidthBps);
+    tag->set_latency(collective ? collective_s_ : kv_s_)->seal();
+    h.qos_tags.push_back(tag);
+    links.insert(links.begin(), sg4::LinkInRoute(tag));
+    return links;
+  }
+
   bool on_;
   double kv_s_, collective_s_;
 };
@@ -99,7 +121,7 @@ PlatformHandles build_platform(const config::HardwareSpec& prefill_hw, const con
     auto* snic = duplex(zone, h, p + ".snic", hw.snic_bw_Bps, lat, ResourceClass::kSnic, "in", "out", n, -1);
 
     node.dram = zone->create_host(p + ".dram", 1.0)->seal();
-    route(zone, node.dram, qos.tagged(zone, h, p + ".dram", {sg4::LinkInRoute(dram)}, false));
+    qos.route(zone, h, node.dram, {sg4::LinkInRoute(dram)}, false);
     node.storage = zone->create_host(p + ".storage", 1.0)->seal();
     std::vector<sg4::LinkInRoute> storage_up;
     // The storage backend behind the SNIC (storage/read_rate.h). Per node, so no link is crossed by every
@@ -111,7 +133,7 @@ PlatformHandles build_platform(const config::HardwareSpec& prefill_hw, const con
       storage_up.emplace_back(backend, Dir::UP);
     }
     storage_up.emplace_back(snic, Dir::UP);
-    route(zone, node.storage, qos.tagged(zone, h, p + ".storage", storage_up, false));
+    qos.route(zone, h, node.storage, storage_up, false);
 
     std::vector<sg4::LinkInRoute> node_out, node_in;  // every GPU's links to its CNIC, out and back in
     for (int j = 0; j < hw.gpus_per_node; ++j) {
@@ -134,8 +156,8 @@ PlatformHandles build_platform(const config::HardwareSpec& prefill_hw, const con
       }
       gpu_up.emplace_back(cnic, Dir::UP);
       buf_up.emplace_back(cnic, Dir::UP);
-      route(zone, gpu, qos.tagged(zone, h, q, gpu_up, false));
-      route(zone, buf, qos.tagged(zone, h, q + ".buf", buf_up, false));
+      qos.route(zone, h, gpu, gpu_up, false);
+      qos.route(zone, h, buf, buf_up, false);
       if (node.role == NodeRole::kDecode) {
         // The storage side as GPU j's HBM reaches it (cluster.de_buffer = hbm): a read from it to the GPU
         // crosses the storage backend and the SNIC, the node's DRAM once (the read's bounce buffer), then
@@ -144,7 +166,7 @@ PlatformHandles build_platform(const config::HardwareSpec& prefill_hw, const con
         store_up.emplace_back(dram);
         if (hw.pcie_bw_Bps > 0) store_up.push_back(buf_up[1]);  // switch j's host PCIe link, up
         auto* store = zone->create_host(q + ".store", 1.0)->seal();
-        route(zone, store, qos.tagged(zone, h, q + ".store", store_up, false));
+        qos.route(zone, h, store, store_up, false);
         node.stores.push_back(store);
       }
       // The GPU's EP exchange (a collective from the GPU to itself): out through its CNIC and back in, as a
@@ -153,9 +175,8 @@ PlatformHandles build_platform(const config::HardwareSpec& prefill_hw, const con
       for (auto it = gpu_up.rbegin(); it != gpu_up.rend(); ++it) loop.emplace_back(it->get_link(), Dir::DOWN);
       if (qos.on()) {  // the GPU's collective endpoint: the GPU's links, the collectives' tag
         auto* ep = zone->create_host(q + ".ep", 1.0)->seal();
-        route(zone, ep, qos.tagged(zone, h, q + ".ep", gpu_up, true));
-        zone->add_route(ep->get_netpoint(), ep->get_netpoint(), nullptr, nullptr,
-                        qos.tagged(zone, h, q + ".ep.loop", loop, true, 2), false);
+        qos.route(zone, h, ep, gpu_up, true);
+        qos.loopback(zone, h, ep, q + ".ep.loop", loop, true);
         node.eps.push_back(ep);
       } else {
         zone->add_route(gpu->get_netpoint(), gpu->get_netpoint(), nullptr, nullptr, loop, false);
@@ -177,8 +198,7 @@ PlatformHandles build_platform(const config::HardwareSpec& prefill_hw, const con
       node_out.insert(node_out.begin(), sg4::LinkInRoute(node.exchange_pace));
     }
     node_out.insert(node_out.end(), node_in.begin(), node_in.end());
-    zone->add_route(node.exchange->get_netpoint(), node.exchange->get_netpoint(), nullptr, nullptr,
-                    qos.tagged(zone, h, p + ".ex.loop", node_out, true, 2), false);
+    qos.loopback(zone, h, node.exchange, p + ".ex.loop", node_out, true);
     h.nodes.push_back(std::move(node));
   }
   h.control = zone->create_host("control", 1.0)->seal();

@@ -15,8 +15,9 @@
 // The compute fabric is non-blocking.
 //
 // Traffic classes under network.qos = priority (builder.cpp): each GPU has a second host, its collective
-// endpoint `ep` (n, j), with the GPU's own routes, and every host's route starts with a private QoS tag: a
-// link of unbounded bandwidth whose latency carries its class's weight. The model's collectives run
+// endpoint `ep` (n, j), with the GPU's own routes, and every host's route up starts with a private QoS tag
+// (its route down has none, so a transfer crosses its source's tag only): a link of unbounded bandwidth
+// whose latency carries its class's weight. The model's collectives run
 // ep -> ep, KV traffic between the hosts above. Tags are not resources: they are in `qos_tags`, not `links`.
 //
 // A node's EP exchange host `ex` (n) has a route to itself only: [every GPU j's up-links, every GPU j's

@@ -8,6 +8,7 @@
 // KV transfer's remaining 25 GB then take the whole link: 25 / 50 = 0.5 s more, so it ends at 1.5 s.
 // Without QoS the two share equally (25 GB/s each): the KV transfer's 25.5 GB end at 1.02 s and the
 // collective's remaining 24 GB at 1.02 + 0.48 = 1.5 s, so the collective ends last instead of first.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "tests/support/sg_world.h"
@@ -75,13 +76,14 @@ TEST_CASE("QoS priority: KV alone takes the whole CNIC", "[sg]") {
   CHECK(ends.kv == Approx(0.5).margin(1e-5));
 }
 
-// Every KV route carries the same two tags' latency, so KV flows of different kinds still share a link
-// max-min fairly among themselves. Three 10 GB KV transfers of three kinds cross the read direction of
-// n0.g0's CNIC: DRAM to DRAM (behind n0.g0 -> behind n1.g0), an H2D copy (DRAM behind n0.g0 -> GPU
-// n0.g0) and a push (GPU n0.g0 -> DRAM behind n1.g0). By hand: 50 / 3 GB/s each, all end at 30 / 50 =
-// 0.6 s. A route weighted differently would not: with one tag instead of two, its flow would take twice
-// the others' share and end at 0.4 s; with none (penalty 1 against their 2e-6 s) it would wait for the
-// other two (0.4 s) and end alone at 0.6 s while they end at 0.4 s.
+// Every KV route carries the same tag latency (its source's tag), so KV flows of different kinds still
+// share a link max-min fairly among themselves. Three 10 GB KV transfers of three kinds cross the read
+// direction of n0.g0's CNIC: DRAM to DRAM (behind n0.g0 -> behind n1.g0), an H2D copy (DRAM behind n0.g0 ->
+// GPU n0.g0) and a push (GPU n0.g0 -> DRAM behind n1.g0). By hand: 50 / 3 GB/s each, all end at 30 / 50 = 0.6
+// s. A route weighted differently would not: with two tags instead of one, the others would take twice its
+// share (20 GB/s each, it 10) and it would end last, at 0.6 s, the others at 0.5 s; with none (penalty 1
+// against their 2e-6 s) it would wait for the other two (0.4 s) and end alone at 0.6 s while they end at 0.4
+// s.
 TEST_CASE("QoS priority: KV transfers of three kinds share a CNIC equally", "[sg]") {
   auto& e = sim::testing::make_engine();
   const auto h = sim::testing::one_gpu_1p1d(true);
@@ -100,5 +102,41 @@ TEST_CASE("QoS priority: KV transfers of three kinds share a CNIC equally", "[sg
   for (int k = 0; k < 3; ++k) {
     INFO("transfer kind " << k);
     CHECK(ends[k] == Approx(0.6).margin(1e-5));
+  }
+}
+
+// One tag per flow (platform/builder.cpp): a route crosses its source's tag and no other, so each flow
+// has one tag constraint in the max-min system, not two. Its latency is the class's whole penalty: 1.98 us
+// for KV and 20 ns for the collectives at 99:1 (2 x 1e-8 s x 99 and 2 x 1e-8 s x 1); a route with its
+// destination's tag as well would have twice that, one with none would have 0.
+TEST_CASE("QoS priority: every route crosses one tag, its source's, whose latency is the class's penalty",
+          "[sg]") {
+  sim::testing::make_engine();
+  const auto h = sim::testing::one_gpu_1p1d(true);
+  const auto& n0 = h.nodes[0];
+  const auto& n1 = h.nodes[1];
+  struct Case {
+    sg4::Host* from;
+    sg4::Host* to;
+    const char* tag;
+    double penalty_s;
+  };
+  const Case cases[] = {{n0.gpus[0], n1.bufs[0], "n0.g0.qos", 1.98e-6},       // a push to a DE buffer
+                        {n1.bufs[0], n0.gpus[0], "n1.g0.buf.qos", 1.98e-6},   // the reverse direction
+                        {n0.storage, n0.dram, "n0.storage.qos", 1.98e-6},     // a storage read
+                        {n0.eps[0], n1.eps[0], "n0.g0.ep.qos", 2e-8},         // a collective
+                        {n0.exchange, n0.exchange, "n0.ex.loop.qos", 2e-8}};  // a node-wide exchange
+  for (const Case& c : cases) {
+    INFO(c.from->get_name() << " -> " << c.to->get_name());
+    std::vector<sg4::Link*> links;
+    double latency = 0;
+    c.from->route_to(c.to, links, &latency);
+    std::vector<std::string> tags;
+    for (auto* l : links)
+      if (std::find(h.qos_tags.begin(), h.qos_tags.end(), l) != h.qos_tags.end())
+        tags.push_back(l->get_name());
+    REQUIRE(tags.size() == 1);
+    CHECK(tags[0] == c.tag);
+    CHECK(latency == Approx(c.penalty_s).epsilon(1e-12));  // the other links have no latency
   }
 }
