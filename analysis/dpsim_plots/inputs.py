@@ -442,8 +442,11 @@ def _run(doc, root):
         layerwise=doc.get(policy, "scenario.policy", "layerwise", "bool", default=None),
         mode=mode,
         aps=aps if mode == "online" else None,
-        interval_s=doc.get(outputs, "scenario.outputs", "timeseries_interval_s", "number", default=0.0,
-                           minimum=0),
+        # The interval the series are at (summary.series_interval_s: the scenario's, doubled for a long
+        # run); older results give only the scenario's.
+        interval_s=doc.get(summary, "summary", "series_interval_s", "number", minimum=0,
+                           default=doc.get(outputs, "scenario.outputs", "timeseries_interval_s", "number",
+                                           default=0.0, minimum=0)),
         jct_s=doc.get(summary, "summary", "jct_s", "number", minimum=0),
         complete=doc.get(root, "", "complete", "bool", default=True),
         ttft_s=doc.numbers(summary, "summary", "ttft_s"),

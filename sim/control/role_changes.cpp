@@ -176,8 +176,7 @@ void RoleChanges::live_changed() {
       {engine::now(), c_.members.live_nodes(NodeRole::kPrefill), c_.members.live_nodes(NodeRole::kDecode)});
 }
 
-nlohmann::json RoleChanges::roles_json(double end_s) const {
-  const double interval = c_.sc.outputs.timeseries_interval_s;
+nlohmann::json RoleChanges::roles_json(double end_s, double interval) const {
   nlohmann::json p_series = nlohmann::json::array(), d_series = nlohmann::json::array(),
                  ratio = nlohmann::json::array(), switches = nlohmann::json::array();
   const int bins = end_s > 0 && interval > 0 ? static_cast<int>(std::ceil(end_s / interval - 1e-9)) : 0;

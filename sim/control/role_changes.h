@@ -60,7 +60,7 @@ class RoleChanges {
   void live_changed();
   // summary.roles: the live prefill and decode nodes over time, as time-weighted means per series interval
   // up to `end_s`, and every switch.
-  nlohmann::json roles_json(double end_s) const;
+  nlohmann::json roles_json(double end_s, double interval) const;  // interval: core/series_bound.h
   // Each node's drain, as a span on the timeline's "events" track.
   void mark(metrics::Timeline& timeline, double end_s) const;
 

@@ -7,6 +7,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "sim/core/check.h"
+#include "sim/core/series_bound.h"
 #include "sim/engine/sg_compat.h"
 
 namespace sim::metrics {
@@ -14,7 +15,11 @@ namespace sim::metrics {
 namespace sg4 = simgrid::s4u;
 
 LinkStats::LinkStats(transport::Transport& t, double window_s, double series_interval_s)
-    : transport_(t), h_(t.handles()), window_s_(window_s), series_interval_s_(series_interval_s) {
+    : transport_(t),
+      h_(t.handles()),
+      window_s_(window_s),
+      series_interval_s_(series_interval_s),
+      base_series_interval_s_(series_interval_s) {
   window_bytes_.assign(h_.links.size(), 0.0);
   series_bytes_.assign(h_.links.size(), 0.0);
   started_bytes_.assign(h_.links.size(), 0.0);
@@ -115,6 +120,12 @@ void LinkStats::sample(double now) {
       series_bytes_[i] = 0;
     }
     last_series_t_ = now;
+    // Memory bounded whatever the run's length (core/series_bound.h): at twice the points the results
+    // keep, pairs are merged and the interval doubles.
+    if (results_.front().series.size() >= 2 * core::kMaxSeriesPoints) {
+      for (auto& r : results_) r.series = core::merge_points(r.series, 2, true);
+      series_interval_s_ *= 2;
+    }
   }
 }
 
@@ -129,6 +140,15 @@ void LinkStats::start_sampler() {
 
 void LinkStats::finish(double end_time) {
   sample(end_time);
+  // The series at the run's interval (core/series_bound.h), from the one they were kept at: one point per
+  // whole interval (a last group of fewer points is not one).
+  const size_t f =
+      core::merge_factor(series_interval_s_, core::series_interval(base_series_interval_s_, end_time));
+  for (auto& r : results_) {
+    const bool partial = r.series.size() % f != 0;
+    r.series = core::merge_points(r.series, f, true);
+    if (partial) r.series.pop_back();
+  }
   for (size_t i = 0; i < h_.links.size(); ++i)
     results_[i].utilization = end_time > 0 ? results_[i].bytes / (h_.links[i].bandwidth_Bps * end_time) : 0;
   const std::vector<double>& expected = started_bytes_;

@@ -74,7 +74,8 @@ class LinkStats : public transport::TransferObserver {
   transport::Transport& transport_;
   const platform::PlatformHandles& h_;
   double window_s_;
-  double series_interval_s_;
+  double series_interval_s_;  // the series' interval so far (doubled when they grow long)
+  double base_series_interval_s_;
   std::vector<double> started_bytes_;  // per link: sizes of the transfers whose route crosses it
   double conservation_error_ = 0;
   std::vector<double> window_bytes_;  // per link, since the last sample

@@ -2,14 +2,24 @@
 
 #include <algorithm>
 
+#include "sim/core/series_bound.h"
+
 namespace sim::metrics {
 
 nlohmann::json storage_summary(const config::ScenarioConfig& sc, const storage::PrefixStore& st,
-                               const engine::Recorder& rec, double kv_token) {
+                               const engine::Recorder& rec, double kv_token, double series_interval_s) {
   const auto& n = st.counters();
+  std::vector<double> asked, served;
+  for (const auto& [a, s] : st.series()) {
+    asked.push_back(a);
+    served.push_back(s);
+  }
+  const size_t f = core::merge_factor(st.series_interval_s(), series_interval_s);
+  asked = core::merge_points(asked, f, false);
+  served = core::merge_points(served, f, false);
   nlohmann::json series = nlohmann::json::array();
-  for (const auto& [asked, served] : st.series())
-    series.push_back(asked > 0 ? nlohmann::json(served / asked) : nlohmann::json());
+  for (size_t k = 0; k < asked.size(); ++k)
+    series.push_back(asked[k] > 0 ? nlohmann::json(served[k] / asked[k]) : nlohmann::json());
   return {{"capacity_bytes", st.limited() ? nlohmann::json(sc.storage.capacity_bytes) : nlohmann::json()},
           {"eviction", st.limited() ? nlohmann::json(sc.storage.eviction) : nlohmann::json()},
           {"hit_rate", n.asked_tokens > 0 ? n.served_tokens / n.asked_tokens : 1.0},
@@ -19,7 +29,7 @@ nlohmann::json storage_summary(const config::ScenarioConfig& sc, const storage::
           {"stored_bytes_peak", n.peak_stored_tokens * kv_token},
           {"stored_bytes_end", n.stored_tokens * kv_token},
           {"hit_rate_series", series},
-          {"series_interval_s", sc.outputs.timeseries_interval_s}};
+          {"series_interval_s", series_interval_s}};
 }
 
 nlohmann::json dram_tier_summary(const config::ScenarioConfig& sc,

@@ -17,7 +17,7 @@ namespace sim::metrics {
 //   stored_bytes_peak   the most it held (unlimited: the agents' working set); stored_bytes_end at the end
 //   hit_rate_series     hit_rate of the turns issued in each series interval (null: none issued)
 nlohmann::json storage_summary(const config::ScenarioConfig& sc, const storage::PrefixStore& st,
-                               const engine::Recorder& rec, double kv_token);
+                               const engine::Recorder& rec, double kv_token, double series_interval_s);
 
 // dram_tier: the KV tier in each node's DRAM (cache.dram_bytes), null without one.
 //   hit_rate              hit tokens taken from a DRAM tier / hit tokens, over the turns placed (Oracle's

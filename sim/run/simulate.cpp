@@ -14,6 +14,7 @@
 #include "sim/control/live_range.h"
 #include "sim/control/slo_judgement.h"
 #include "sim/core/paths.h"
+#include "sim/core/series_bound.h"
 #include "sim/cost/compute_model.h"
 #include "sim/cost/unloaded.h"
 #include "sim/engine/cluster.h"
@@ -251,9 +252,13 @@ StatusOr<Results> simulate(const config::ScenarioConfig& sc, const RunOptions& o
   s["storage_read_bytes"] = rec.hit_bytes_read;
   s["kv_bytes_per_token"] = cluster.kv_bytes_per_token();
   s["hit_rate"] = rec.prompt_tokens > 0 ? (rec.prompt_tokens - rec.miss_tokens) / rec.prompt_tokens : 0.0;
-  s["storage"] = metrics::storage_summary(sc, cluster.stored(), rec, cluster.kv_bytes_per_token());
+  // Every series at one interval, bounded in length (core/series_bound.h).
+  const double series_interval = core::series_interval(sc.outputs.timeseries_interval_s, end);
+  s["series_interval_s"] = series_interval;
+  s["storage"] =
+      metrics::storage_summary(sc, cluster.stored(), rec, cluster.kv_bytes_per_token(), series_interval);
   s["dram_tier"] = metrics::dram_tier_summary(sc, cluster.dram_tier(), rec, cluster.kv_bytes_per_token());
-  if (cluster.roles_may_change()) s["roles"] = cluster.role_changes().roles_json(end);
+  if (cluster.roles_may_change()) s["roles"] = cluster.role_changes().roles_json(end, series_interval);
   if (cluster.autoscaler().on()) s["autoscale"] = cluster.autoscaler().to_json();
   if (cluster.nodes_may_fail()) s["failures"] = cluster.node_failures().summary_json();
   metrics::CostInputs cost;
@@ -300,7 +305,9 @@ StatusOr<Results> simulate(const config::ScenarioConfig& sc, const RunOptions& o
     j["resource_classes"] = views.classes;
     j["bottleneck"] = std::move(views.bottleneck);
   }
-  j["balance"] = metrics::balance_summary(links, rec, sc.outputs, rec.last_done);
+  config::OutputConfig series_out = sc.outputs;
+  series_out.timeseries_interval_s = series_interval;
+  j["balance"] = metrics::balance_summary(links, rec, series_out, rec.last_done);
   if (!events->empty())
     j["events"] = events->to_json([&](size_t i) {
       return sc.events[i].kind == "role_change" ? cluster.role_changes().to_json(i)

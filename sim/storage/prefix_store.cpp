@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/core/check.h"
+#include "sim/core/series_bound.h"
 
 namespace sim::storage {
 
@@ -29,7 +30,18 @@ double PrefixStore::lookup(int key, double tokens, double t) {
   n_.asked_tokens += tokens;
   n_.served_tokens += served;
   if (series_interval_ > 0) {
-    const size_t k = static_cast<size_t>(std::max(0.0, std::floor(t / series_interval_)));
+    size_t k = static_cast<size_t>(std::max(0.0, std::floor(t / series_interval_)));
+    // Memory bounded whatever the run's length (core/series_bound.h): pairs merged, the interval doubled.
+    while (k >= 2 * core::kMaxSeriesPoints) {
+      std::vector<std::pair<double, double>> merged((series_.size() + 1) / 2, {0.0, 0.0});
+      for (size_t i = 0; i < series_.size(); ++i) {
+        merged[i / 2].first += series_[i].first;
+        merged[i / 2].second += series_[i].second;
+      }
+      series_ = std::move(merged);
+      series_interval_ *= 2;
+      k = static_cast<size_t>(std::max(0.0, std::floor(t / series_interval_)));
+    }
     if (k >= series_.size()) series_.resize(k + 1, {0.0, 0.0});
     series_[k].first += tokens;
     series_[k].second += served;

@@ -58,6 +58,8 @@ class PrefixStore {
   const Counters& counters() const { return n_; }
   // Per series interval: (asked, served) tokens of the lookups made in it.
   const std::vector<std::pair<double, double>>& series() const { return series_; }
+  // Their interval: series_interval_s, doubled when the series grew long (core/series_bound.h).
+  double series_interval_s() const { return series_interval_; }
 
  private:
   struct Entry {

@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "sim/core/series_bound.h"
+
 namespace e2e {
 
 namespace fs = std::filesystem;
@@ -191,7 +193,10 @@ void check_invariants(const nlohmann::json& r) {
   CHECK(s.at("jct_s").get<double>() <= end + eps);
   CHECK(s.at("stopped_at_s").get<double>() <= end + eps);
   CHECK(s.at("ttft_s").at("max").get<double>() <= end + eps);
-  const double interval = r.at("scenario").at("outputs").at("timeseries_interval_s").get<double>();
+  // The interval the series are at: the scenario's, doubled for a long run (sim/core/series_bound.h).
+  const double interval = s.at("series_interval_s").get<double>();
+  CHECK(interval == sim::core::series_interval(
+                        r.at("scenario").at("outputs").at("timeseries_interval_s").get<double>(), end));
   for (const auto& [resource, entries] : r.at("resources").items()) {
     for (const auto& e : entries) {
       INFO(resource << " node " << e.at("node") << " " << e.value("direction", "") << " gpu "
