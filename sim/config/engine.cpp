@@ -81,18 +81,35 @@ void one_per_size(JsonReader& r, const char* key, const std::vector<double>& val
     r.fail(key, fmt::format("{} values, one per ep_gpus", sizes), r.raw(key));
 }
 
+// A share of a peak (a kernel's in-service rate, the storage client's efficiency, an EP group's
+// balancedness) is in [kMinShare, 1]. Below 1% no engine runs: the shipped engines' lowest share is 0.2072,
+// and a value a hundred times lower is a slip (a percentage's digits, a wrong exponent) that makes every pass
+// a hundred times longer or more; at 1e-15 a pass lasts 1e12 simulated s. models/engine/README.md.
+constexpr double kMinShare = 0.01;
+
+double share(JsonReader& r, const char* key, double def) {
+  return r.number(key, def, kMinShare, 1);
+}
+// 0 (the key's "none": use another value) or a share.
+double zero_or_share(JsonReader& r, const char* key, double def) {
+  const double v = r.number(key, def, 0, 1);
+  if (r.ok() && v > 0 && v < kMinShare)
+    r.fail(key, fmt::format("0 or a number >= {:g} and <= 1", kMinShare), r.raw(key));
+  return v;
+}
+
 void read_kernels(JsonReader& k, EngineSpec& e, const EngineSpec& def) {
-  e.k_prefill_attention_mqa = k.fraction("prefill_attention_mqa", def.k_prefill_attention_mqa);
-  e.k_prefill_attention_mha = k.fraction("prefill_attention_mha", def.k_prefill_attention_mha);
-  e.k_decode_attention_dense = k.fraction("decode_attention_dense", def.k_decode_attention_dense);
-  e.k_decode_attention_sparse = k.fraction("decode_attention_sparse", def.k_decode_attention_sparse);
-  e.k_indexer = k.fraction("indexer", def.k_indexer);
-  e.k_gemm = k.fraction("gemm", def.k_gemm);
-  e.k_decode_experts = k.number("decode_experts", def.k_decode_experts, 0, 1);
-  e.k_prefill_experts = k.number("prefill_experts", def.k_prefill_experts, 0, 1);
-  e.k_gemm_hbm = k.fraction("gemm_hbm", def.k_gemm_hbm);
-  e.k_attention_hbm = k.fraction("attention_hbm", def.k_attention_hbm);
-  e.k_prefill_efficiency = k.fraction("prefill_efficiency", def.k_prefill_efficiency);
+  e.k_prefill_attention_mqa = share(k, "prefill_attention_mqa", def.k_prefill_attention_mqa);
+  e.k_prefill_attention_mha = share(k, "prefill_attention_mha", def.k_prefill_attention_mha);
+  e.k_decode_attention_dense = share(k, "decode_attention_dense", def.k_decode_attention_dense);
+  e.k_decode_attention_sparse = share(k, "decode_attention_sparse", def.k_decode_attention_sparse);
+  e.k_indexer = share(k, "indexer", def.k_indexer);
+  e.k_gemm = share(k, "gemm", def.k_gemm);
+  e.k_decode_experts = zero_or_share(k, "decode_experts", def.k_decode_experts);
+  e.k_prefill_experts = zero_or_share(k, "prefill_experts", def.k_prefill_experts);
+  e.k_gemm_hbm = share(k, "gemm_hbm", def.k_gemm_hbm);
+  e.k_attention_hbm = share(k, "attention_hbm", def.k_attention_hbm);
+  e.k_prefill_efficiency = share(k, "prefill_efficiency", def.k_prefill_efficiency);
   // More than 1 s per layer is a unit typo (ms for s).
   e.prefill_layer_overhead_s = k.number("prefill_layer_overhead_s", def.prefill_layer_overhead_s, 0, 1.0);
   e.decode_layer_overhead_s = k.number("decode_layer_overhead_s", def.decode_layer_overhead_s, 0, 1.0);
@@ -119,9 +136,11 @@ void read_latency(JsonReader& c, EpLatencyTable& t) {
 
 void read_rates(JsonReader& c, ExchangeRateTable& t) {
   t.ep_gpus = ep_sizes(c, "ep_gpus");
-  const char* what = "bytes/s >= 1, one per ep_gpus";
-  t.dispatch_Bps = read_numbers(c, "dispatch_Bps", 1, kMaxNumber, what);
-  t.combine_Bps = read_numbers(c, "combine_Bps", 1, kMaxNumber, what);
+  // At least 1 GB/s: DeepEP's published internode rates are 30-60 GB/s per GPU; a rate in GB/s written
+  // as bytes/s (30.9 for 30.9e9) would make each layer's exchange last years.
+  const char* what = "bytes/s >= 1e9 and <= 1e13, one per ep_gpus";
+  t.dispatch_Bps = read_numbers(c, "dispatch_Bps", 1e9, 1e13, what);
+  t.combine_Bps = read_numbers(c, "combine_Bps", 1e9, 1e13, what);
   one_per_size(c, "dispatch_Bps", t.dispatch_Bps, t.ep_gpus.size());
   one_per_size(c, "combine_Bps", t.combine_Bps, t.ep_gpus.size());
 }
@@ -143,7 +162,7 @@ void read_exchange(JsonReader& x, EngineSpec& e, const EngineSpec& def) {
 
 void read_balance(JsonReader& b, BalanceTable& t) {
   t.ep_gpus = ep_sizes(b, "ep_gpus");
-  t.balancedness = read_numbers(b, "balancedness", 1e-3, 1, "numbers in [0.001, 1], one per ep_gpus");
+  t.balancedness = read_numbers(b, "balancedness", kMinShare, 1, "numbers in [0.01, 1], one per ep_gpus");
   one_per_size(b, "balancedness", t.balancedness, t.ep_gpus.size());
 }
 
@@ -189,7 +208,7 @@ StatusOr<EngineSpec> read_engine(const nlohmann::json& doc, const std::string& p
   r.object("decode", [&](JsonReader& d) { read_decode(d, e, def); });
   r.object("experts", [&](JsonReader& x) { read_experts(x, e, def); });
   r.object("storage", [&](JsonReader& s) {
-    e.storage_efficiency = s.fraction("efficiency", def.storage_efficiency);
+    e.storage_efficiency = share(s, "efficiency", def.storage_efficiency);
     e.storage_request_overhead_s = s.number("request_overhead_s", def.storage_request_overhead_s, 0, 1.0);
   });
   SIM_RETURN_IF_ERROR(r.finish());

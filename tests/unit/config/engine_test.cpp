@@ -149,8 +149,12 @@ TEST_CASE("Engine: expert imbalance -> 1 / balancedness of the balance in use, l
 
 TEST_CASE("Engine: bad values -> rejected with the file and the JSON path", "[unit]") {
   const char* cases[][2] = {
-      {R"({"kernels": {"gemm": 0}})", "kernels.gemm: expected a number > 0 and <= 1, got 0"},
-      {R"({"kernels": {"gemm": 1.5}})", "kernels.gemm: expected a number > 0 and <= 1, got 1.5"},
+      {R"({"kernels": {"gemm": 0}})", "kernels.gemm: expected a number >= 0.01 and <= 1, got 0"},
+      {R"({"kernels": {"gemm": 1.5}})", "kernels.gemm: expected a number >= 0.01 and <= 1, got 1.5"},
+      // Below 1% of a peak: a run of that engine would never end (models/engine/README.md).
+      {R"({"kernels": {"gemm": 1e-15}})", "kernels.gemm: expected a number >= 0.01 and <= 1, got 1e-15"},
+      {R"({"kernels": {"decode_experts": 0.001}})",
+       "kernels.decode_experts: expected 0 or a number >= 0.01 and <= 1, got 0.001"},
       {R"({"kernels": {"prefill_attention": 0.3}})", "kernels.prefill_attention: unknown key"},
       {R"({"kernels": {"decode_experts": 2}})", "kernels.decode_experts: expected a number >= 0 and <= 1"},
       {R"({"kernels": {"prefill_layer_overhead_s": 2}})",
@@ -166,7 +170,7 @@ TEST_CASE("Engine: bad values -> rejected with the file and the JSON path", "[un
       {R"({"exchange": {"latency": {"ep_gpus": [8, 16], "decode_dispatch_s": [1e-5]}}})",
        "exchange.latency.decode_dispatch_s: expected 2 values, one per ep_gpus"},
       {R"({"exchange": {"prefill_rate": {"ep_gpus": [16], "dispatch_Bps": [0], "combine_Bps": [1e9]}}})",
-       "exchange.prefill_rate.dispatch_Bps: expected an array of bytes/s >= 1"},
+       "exchange.prefill_rate.dispatch_Bps: expected an array of bytes/s >= 1e9 and <= 1e13"},
       {R"({"prefill": {"max_pass_tokens": -1}})", "prefill.max_pass_tokens: expected a number >= 0"},
       {R"({"decode": {"cpu_s": 5}})", "decode.cpu_s: expected a number >= 0 and <= 1, got 5"},
       {R"({"decode": {"mtp": {"acceptance": 1.2}}})",
@@ -175,8 +179,8 @@ TEST_CASE("Engine: bad values -> rejected with the file and the JSON path", "[un
       {R"({"experts": {"balance": "balancer"}})",
        "experts.balancer: expected a balancedness table (experts.balance is \"balancer\")"},
       {R"({"experts": {"no_balancer": {"ep_gpus": [8], "balancedness": [0]}}})",
-       "experts.no_balancer.balancedness: expected an array of numbers in [0.001, 1]"},
-      {R"({"storage": {"efficiency": 0}})", "storage.efficiency: expected a number > 0 and <= 1, got 0"},
+       "experts.no_balancer.balancedness: expected an array of numbers in [0.01, 1]"},
+      {R"({"storage": {"efficiency": 0}})", "storage.efficiency: expected a number >= 0.01 and <= 1, got 0"},
       {R"({"storage": {"request_overhead_s": 45}})",
        "storage.request_overhead_s: expected a number >= 0 and <= 1, got 45"},
       {R"({"sources": {"kernels.gem": "x"}})",
