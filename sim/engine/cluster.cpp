@@ -110,6 +110,8 @@ Cluster::Cluster(const config::ScenarioConfig& sc, const platform::PlatformHandl
   node_failures_.on_live_change([this]() { role_changes_.live_changed(); });
   // At the end of the run every actor is woken and returns (fetchers, lanes, engines, the driver).
   run_.on_finish([this]() {
+    // A run stopped before its turns were done leaves no GPU work running (GpuCompute::halt).
+    if (run_.stopped_by() != "all_turns_done") gpu_.halt();
     dispatcher_.wake_all();
     buffers_.wake_all();
     prefill_.wake_all();

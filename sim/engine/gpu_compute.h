@@ -44,9 +44,31 @@ class GpuCompute {
   simgrid::s4u::ExecPtr start(simgrid::s4u::Host* host, double work);
   double finish(const simgrid::s4u::ExecPtr& exec, double work, bool cut, double t_start);
 
+  // A run stopped before its turns were done (control/run_control.h: a time limit, a signal, a stall, a
+  // stop rule): every execution in flight is cancelled at once, and every one started afterwards is empty,
+  // so that no GPU work outlives the stop (one execution may stand for 1e12 simulated seconds of an
+  // engine's plan; the run then ends when its last transfers do). Their waiters return with the work done.
+  void halt();
+  // Executions in flight (the stall watchdog counts them as work in progress).
+  size_t running() const { return running_.size(); }
+
  private:
+  struct Running {
+    simgrid::s4u::ExecPtr exec;
+    double work;     // planned
+    double flops;    // the execution's: the work planned, or 0 when it started after a halt
+    double start_s;  // when it started
+  };
+  // The waited execution's end (or its cancellation by halt()): the fraction of its planned work done (0
+  // for one started empty after the halt). It leaves running_.
+  double wait_done(const simgrid::s4u::ExecPtr& e);
+  // Its entry, which leaves running_.
+  Running untrack(const simgrid::s4u::ExecPtr& e);
+
   Recorder& rec_;
   const transport::Transport& t_;
+  std::vector<Running> running_;  // one per group plan in flight: a few hundred at most
+  bool halted_ = false;
 };
 
 }  // namespace sim::engine

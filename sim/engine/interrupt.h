@@ -8,7 +8,11 @@ namespace sim::engine {
 
 // Simulated seconds between two checks of the stop request (one timer event each; at 2P4D speed, a
 // few milliseconds of wall time).
-inline constexpr double kInterruptCheckS = 1.0;
+inline constexpr double kInterruptCheckS = 0.25;
+// After a stop before the turns are done (a time limit, a signal, a stall, a stop rule) the work in flight
+// may end for this long (simulated s: a pass or a persistence write in progress); then the watchdog ends
+// what is left (control/watchdog.h), so that no engine's values keep a stopped run going.
+inline constexpr double kDrainLimitS = 60.0;
 // The watchdog also ends a run that stalls: requests in flight but no new transfer, timed activity or
 // finished turn for this long (simulated s), which only a deadlock in the engine can cause.
 inline constexpr double kStallTimeoutS = 600.0;

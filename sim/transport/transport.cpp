@@ -218,6 +218,18 @@ void Transport::settle() {
   });
 }
 
+void Transport::abandon() {
+  simgrid::kernel::actor::simcall_answered([&]() {
+    for (Handle hd = 0; hd < flows_.size(); ++hd) {
+      Flow& f = flows_[hd];
+      if (!f.comm) continue;
+      sent_in_kernel(f);
+      f.comm->cancel();  // a simcall inside one runs directly
+      close(hd);
+    }
+  });
+}
+
 void Transport::cut(const std::vector<int>& links, const std::vector<sg4::Link*>& others) {
   simgrid::kernel::actor::simcall_answered([&]() {
     for (int l : links) link_down_[l] = 1;

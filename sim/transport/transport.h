@@ -80,6 +80,10 @@ class Transport {
   // simcall. Every transfer in flight whose route crosses one fails there, with its bytes sent so far
   // reported, and so does every transfer started on such a route while they are down (it sends nothing).
   void cut(const std::vector<int>& links, const std::vector<simgrid::s4u::Link*>& others);
+  // The end of a stopped run's drain (control/watchdog.cpp): every transfer in flight stops where it is,
+  // in one simcall; its bytes so far are reported and the rest withdrawn (as cancel() does), and the actors
+  // waiting for them are ended next. Transfers started afterwards run as usual.
+  void abandon();
   // The links come back up (Link::turn_on).
   void restore(const std::vector<int>& links, const std::vector<simgrid::s4u::Link*>& others);
   // Whether a transfer in flight failed (it will send nothing more).

@@ -27,20 +27,40 @@ namespace {
 // shows up on stderr, so a loaded machine cannot make it land during start-up.
 const std::string kLong = e2e::repo_file("scenarios/bench/ds660b-2p4d-2048-dualpath.json");
 
+// A long engine inside every bound (models/engine/README.md, "Bounds, and why"): every prefill kernel at
+// 1% of its peak and the experts at 1% balancedness. A pass lasts longer than the stall timeout (600
+// simulated s) and the 64 agents' 10,321 turns about 4.3 M simulated s: work in progress, not a stall.
+const std::string kLongEngineScenario = e2e::repo_file("scenarios/paper/ds660b-64k.json");
+const std::vector<std::string> kLongEngine = {
+    "workload.agents=64",
+    "engine_overrides.kernels.gemm=0.01",
+    "engine_overrides.kernels.prefill_efficiency=0.01",
+    "engine_overrides.kernels.prefill_attention_mqa=0.01",
+    "engine_overrides.kernels.prefill_attention_mha=0.01",
+    "engine_overrides.kernels.prefill_experts=0.01",
+    "engine_overrides.experts.balance=no_balancer",
+    R"(engine_overrides.experts.no_balancer={"ep_gpus":[8,16,32,64],"balancedness":[0.01,0.01,0.01,0.01]})"};
+
 struct Interrupted {
+  double stop_wall_s = -1;  // from the signal to the process's exit
   int exit_code = -1;
   std::string stderr_text;
   nlohmann::json result;
   int files_in_out_dir = 0;
 };
 
-Interrupted run_and_signal(int sig) {
+Interrupted run_and_signal(int sig, const std::string& scenario = kLong,
+                           const std::vector<std::string>& sets = {}) {
   e2e::Scratch scratch;
   REQUIRE_FALSE(scratch.dir.empty());
   const fs::path out = scratch.dir / "out.json";
   const fs::path err = scratch.dir / "stderr.txt";
   const std::string exe = e2e::dpsim_binary();
-  std::vector<std::string> args = {exe, "run", kLong, "--quiet", "--out", out.string()};
+  std::vector<std::string> args = {exe, "run", scenario, "--quiet", "--out", out.string()};
+  for (const auto& set : sets) {
+    args.push_back("--set");
+    args.push_back(set);
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -54,6 +74,7 @@ Interrupted run_and_signal(int sig) {
   REQUIRE(rc == 0);
   int status = 0;
   bool signalled = false, exited = false;
+  std::chrono::steady_clock::time_point sent;
   const auto t0 = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300)) {
     if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -62,6 +83,7 @@ Interrupted run_and_signal(int sig) {
     }
     if (e2e::read_text(err).find("  sim ") != std::string::npos) {
       kill(pid, sig);
+      sent = std::chrono::steady_clock::now();
       signalled = true;
       break;
     }
@@ -72,6 +94,8 @@ Interrupted run_and_signal(int sig) {
   INFO(e2e::read_text(err));
   REQUIRE(signalled);  // the run was still going when its progress line appeared
   Interrupted r;
+  if (signalled)
+    r.stop_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.stderr_text = e2e::read_text(err);
   if (fs::exists(out)) r.result = e2e::read_json(out.string());
@@ -114,4 +138,55 @@ TEST_CASE("Interrupt: SIGINT mid-run -> the same, exit 130", "[e2e]") {
   REQUIRE(r.result.is_object());
   CHECK_FALSE(r.result.at("complete").get<bool>());
   CHECK(r.result.at("summary").at("stopped_by") == "SIGINT");
+}
+
+// Every run ends on time (README, "Robustness"): a signal during a run whose passes outlast the stall
+// timeout stops it within 2 s of wall time, and the work in flight then ends within 60 simulated s.
+TEST_CASE("Interrupt: SIGTERM during a long engine's passes -> stopped within 2 s of wall time", "[e2e]") {
+  const Interrupted r = run_and_signal(SIGTERM, kLongEngineScenario, kLongEngine);
+  INFO(r.stderr_text);
+  CHECK(r.exit_code == 143);
+  CHECK(r.stop_wall_s < 2.0);
+  REQUIRE(r.result.is_object());
+  const auto& s = r.result.at("summary");
+  CHECK(s.at("stopped_by") == "SIGTERM");
+  CHECK(s.at("sim_end_s").get<double>() >= s.at("stopped_at_s").get<double>());
+  CHECK(s.at("sim_end_s").get<double>() <= s.at("stopped_at_s").get<double>() + 60 + 1e-6);
+  CHECK(r.files_in_out_dir == 1);
+}
+
+// The same engine under a time limit: passes longer than the stall timeout are not a deadlock (before,
+// the run stopped at 872 s as a "stall" with sim_end_s at 16,591 s); the limit stops it, the work in flight
+// ends within 60 s, and the run's 100,000 s keep their series within 2,048 points (sim/core/series_bound.h):
+// at 80 s, where each link's points still add up to its bytes.
+TEST_CASE("Time limit: a long engine's passes are work, not a stall, and the run ends by its limit",
+          "[e2e]") {
+  std::vector<std::string> sets = kLongEngine;
+  sets.push_back("sim.time_limit_s=100000");
+  const e2e::Run run = e2e::run_dpsim(kLongEngineScenario, sets, 60);
+  INFO(run.stderr_text);
+  CHECK(run.exit_code == 0);
+  CHECK(run.wall_s < 10);
+  REQUIRE(run.result.is_object());
+  const auto& s = run.result.at("summary");
+  CHECK(s.at("stopped_by") == "time_limit");
+  CHECK(s.at("stopped_at_s").get<double>() == 100000);
+  CHECK(s.at("sim_end_s").get<double>() <= 100060 + 1e-6);
+  // The prefill GPUs computed nearly all the time: the passes ran, none was taken for a deadlock.
+  CHECK(run.result.at("resource_classes").at("prefill.gpu.compute").get<double>() > 0.9);
+  const double interval = s.at("series_interval_s").get<double>();
+  CHECK(interval == 80);
+  int links_checked = 0;
+  for (const auto& e : run.result.at("resources").at("cnic")) {
+    const auto& series = e.at("series");
+    CHECK(series.size() <= 2048);
+    double sum = 0;
+    for (const auto& p : series) sum += p.get<double>();
+    const double bytes = e.at("bytes").get<double>(), bw = e.at("bandwidth_Bps").get<double>();
+    if (bytes < 1e9) continue;
+    // The points cover every whole 80 s interval: the bytes of the last partial one are not in them.
+    CHECK(sum * interval * bw == Approx(bytes).epsilon(0.01));
+    links_checked++;
+  }
+  CHECK(links_checked > 0);
 }
