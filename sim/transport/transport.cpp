@@ -84,6 +84,7 @@ Transport::Handle Transport::start(sg4::Host* from, sg4::Host* to, double bytes,
   f.cls = c;
   f.from = from;
   f.to = to;
+  f.open = true;
   if (bytes >= 1 && crosses_down(*f.route)) {
     f.failed = true;  // a link of its route is down: it sends nothing
   } else if (bytes >= 1) {
@@ -101,6 +102,7 @@ Transport::Handle Transport::start(sg4::Host* from, sg4::Host* to, double bytes,
   if (!free_.empty()) {
     id = free_.back();
     free_.pop_back();
+    f.closes = flows_[id].closes;
     flows_[id] = std::move(f);
   } else {
     id = static_cast<Handle>(flows_.size());
@@ -119,17 +121,28 @@ void Transport::report(Flow& f, double done) {
 }
 
 Status Transport::wait(Handle handle, double* sent) {
+  if (!flows_[handle].open) {  // abandon() closed it before this wait
+    if (sent != nullptr) *sent = 0;
+    return Status::error("transfer abandoned at the end of a stopped run");
+  }
   Status st = Status::ok();
-  if (flows_[handle].comm) {
+  // The comm is held here while waiting: abandon() may drop the flow's reference meanwhile.
+  const simgrid::s4u::CommPtr comm = flows_[handle].comm;
+  const uint64_t closes = flows_[handle].closes;
+  if (comm) {
     try {
-      flows_[handle].comm->wait();
-    } catch (const simgrid::Exception& e) {  // a link or host of the route failed
+      comm->wait();
+    } catch (const simgrid::Exception& e) {  // a link or host of the route failed, or abandon()
       const Flow& f = flows_[handle];
       st = Status::error(fmt::format("transfer {} -> {} of {} bytes failed: {}", f.from->get_name(),
                                      f.to->get_name(), f.size, e.what()));
     }
   }
   Flow& f = flows_[handle];  // flows_ may have grown while waiting
+  if (f.closes != closes) {  // abandoned while waiting: closed already, and the slot may be another's now
+    if (sent != nullptr) *sent = 0;
+    return Status::error("transfer abandoned at the end of a stopped run");
+  }
   // Started on a route that was down: it never ran. (A comm that SimGrid completed arrived whole, even if
   // its route went down in the same instant.)
   if (f.failed && !f.comm && st.is_ok())
@@ -180,13 +193,17 @@ void Transport::close(Handle handle) {
     observer_->on_cancel(*f.route, f.size - f.reported, f.cls);
   f.comm = nullptr;
   f.failed = false;
+  f.open = false;
+  f.closes++;
   free_.push_back(handle);
 }
 
 double Transport::cancel(Handle handle) {
   // Reading the bytes sent and cancelling are simcalls, during which other actors may start transfers and
   // grow flows_: no reference into it is held across them.
+  if (!flows_[handle].open) return 0;      // abandon() closed it already
   const double sent = this->sent(handle);  // reported
+  if (!flows_[handle].open) return 0;
   if (flows_[handle].comm) flows_[handle].comm->cancel();
   close(handle);
   return sent;

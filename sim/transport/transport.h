@@ -109,6 +109,8 @@ class Transport {
     simgrid::s4u::Host* from = nullptr;
     simgrid::s4u::Host* to = nullptr;
     bool failed = false;
+    bool open = false;    // started and not yet closed
+    uint64_t closes = 0;  // times this slot was closed: a waiter tells its transfer was abandoned meanwhile
     // wait_until's reading: the bytes sent at mark_s, and the rate since the reading before (B/s).
     double mark_s = 0, mark_bytes = 0, rate = 0;
   };
