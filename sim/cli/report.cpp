@@ -21,6 +21,17 @@ double num(const nlohmann::json& j, const char* a, const char* b = nullptr, cons
 std::string summary_table(const nlohmann::json& r) {
   std::string s;
   const auto& sum = r["summary"];
+  if (sum.contains("setup")) {
+    const auto& u = sum["setup"];
+    s += fmt::format("model {}   engine {}   hardware {}{}\n", u.value("model", "?"), u.value("engine", "?"),
+                     u.value("hardware", "?"),
+                     u.contains("hardware_decode")
+                         ? " (prefill), " + u.value("hardware_decode", "?") + " (decode)"
+                         : std::string());
+  }
+  if (sum.contains("mtp") && num(sum, "mtp", "not_run_draft_tokens") > 0)
+    s += fmt::format("MTP off: the engine's {:.0f} draft token(s) need a draft module, and {} has none\n",
+                     num(sum, "mtp", "not_run_draft_tokens"), sum["setup"].value("model", "the model"));
   s += fmt::format("JCT {:.1f} s   turns {} / {}   agents {}\n", num(sum, "jct_s"),
                    sum["turns_completed"].get<int64_t>(), sum["turns_total"].get<int64_t>(),
                    sum["agents"].get<int64_t>());

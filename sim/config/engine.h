@@ -105,6 +105,9 @@ struct EngineSpec {
   int mtp_draft_tokens = 0;      // draft tokens per step (0 = off)
   double mtp_acceptance = 0;     // the chance that each draft token is accepted, given the one before was
   double mtp_module_layers = 1;  // layers of the draft module, run once per draft token
+  // The engine file's draft tokens when the scenario's model has no MTP module (ModelSpec::mtp_modules 0):
+  // they do not run, and mtp_draft_tokens is 0 (config/scenario.cpp).
+  int mtp_draft_tokens_not_run = 0;
 
   // ---- storage client (a 3FS-like client reading and writing KV blocks) ----
   double storage_efficiency = 1.0;        // fraction of the SNIC line rate reached on large blocks

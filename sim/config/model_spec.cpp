@@ -206,6 +206,7 @@ StatusOr<ModelSpec> model_from_json(const StatusOr<nlohmann::json>& doc, const s
   read_documentation(r, *doc, m);
   m.layers = static_cast<int>(r.integer("layers", std::nullopt, 1, 10000));
   m.max_context = static_cast<int>(r.integer("max_context_tokens", def.max_context, 1, 1 << 30));
+  m.mtp_modules = static_cast<int>(r.integer("mtp_modules", def.mtp_modules, 0, 100));
   r.object(
       "params", [&](JsonReader& p) { read_params(p, m, def); }, true);
   r.object(

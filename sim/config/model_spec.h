@@ -18,6 +18,9 @@ struct ModelSpec {
 
   int layers = 1;
   int max_context = 131072;  // tokens
+  // Multi-token prediction (draft) modules the checkpoint ships (DeepSeek-V3's num_nextn_predict_layers).
+  // 0 = none: an engine's decode.mtp cannot run on it, and the model decodes one token per step.
+  int mtp_modules = 0;
 
   // Parameters.
   double active_params = 0;           // multiplied per token: linear FLOPs/token = 2 x this (over all layers)

@@ -849,6 +849,11 @@ StatusOr<ScenarioConfig> load(StatusOr<nlohmann::json> doc, const std::string& p
   StatusOr<ModelSpec> model = load_model(sc.model_file);
   if (!model) return Status::error(fmt::format("{}: model: {}", path, model.status().message()));
   sc.model = std::move(*model);
+  // An engine's MTP needs the model's draft module: without one a model decodes one token per step.
+  if (sc.engine.mtp_draft_tokens > 0 && sc.model.mtp_modules == 0) {
+    sc.engine.mtp_draft_tokens_not_run = sc.engine.mtp_draft_tokens;
+    sc.engine.mtp_draft_tokens = 0;
+  }
 
   if (!refs.trace.empty()) {
     StatusOr<std::string> trace = resolve_reference(path, "workload.trace", refs.trace, nullptr);

@@ -25,6 +25,7 @@ struct Architecture {
 
   int layers = 0;
   int max_context = 0;
+  int mtp_modules = 0;  // multi-token prediction (draft) modules the checkpoint ships
 
   // Parameters (all layers; the MTP module and the input-embedding lookup as below).
   double total = 0;   // every weight held in HBM

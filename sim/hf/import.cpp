@@ -36,6 +36,7 @@ config::ModelSpec to_spec(const Architecture& a, const Precision& p, double kv_l
   config::ModelSpec m;
   m.layers = a.layers;
   m.max_context = a.max_context;
+  m.mtp_modules = a.mtp_modules;
   m.active_params = a.active;
   m.total_params = a.total;
   m.replicated_params = a.moe_layers > 0 ? a.total - a.routed : 0;
@@ -80,6 +81,7 @@ Doc build_doc(const std::string& name, const std::string& config_file, const Arc
   d["sources"] = Doc::object();
   d["layers"] = a.layers;
   d["max_context_tokens"] = a.max_context;
+  if (a.mtp_modules > 0 || a.sources.count("mtp_modules") > 0) d["mtp_modules"] = a.mtp_modules;
   Doc params;
   params["active"] = num(a.active);
   params["total"] = num(a.total);

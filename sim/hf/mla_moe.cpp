@@ -94,9 +94,9 @@ StatusOr<Architecture> derive_mla(ConfigReader& r, Family f) {
       att_sum, ix_sum, norms, a.layers, dense_layers, h, inter, moe_layers, experts, shared, h, moe_inter,
       grouped(expert), h, experts, score_bias ? " + bias (noaux_tc)" : "", emb.arithmetic, h,
       grouped(a.total),
-      mtp > 0 ? fmt::format(
-                    " (the {} MTP layer(s) of num_nextn_predict_layers are the engine's, not counted)", mtp)
-              : "");
+      mtp > 0
+          ? fmt::format(" (the {} MTP module(s) of num_nextn_predict_layers, mtp_modules, not counted)", mtp)
+          : "");
   a.sources["params.active"] = fmt::format(
       "derived from the config: total {} less the routed experts a token does not use ({} x ({} - {}) x "
       "{}) and the input embedding's lookup = {}",
@@ -172,11 +172,10 @@ StatusOr<Architecture> derive_mla(ConfigReader& r, Family f) {
       moe_inter, h, h, moe_inter, grouped(expert));
   a.sources["moe.hidden"] = fmt::format("config hidden_size = {}", h);
   set_shape_sources(a);
-  if (mtp > 0)
-    a.notes.push_back(
-        fmt::format("The config's {} MTP layer(s) (num_nextn_predict_layers) are not counted: multi-token "
-                    "prediction is the engine file's (decode.mtp).",
-                    mtp));
+  a.mtp_modules = mtp;
+  a.sources["mtp_modules"] = fmt::format(
+      "config num_nextn_predict_layers = {}{}", mtp,
+      mtp > 0 ? ": an engine's decode.mtp runs on them; their weights are not counted in params" : "");
   return a;
 }
 

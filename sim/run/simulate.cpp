@@ -286,6 +286,15 @@ StatusOr<Results> simulate(const config::ScenarioConfig& sc, const RunOptions& o
         {"prefill", metrics::units_summary(config::unit_gpus(sc, config::UnitRole::kPrefill), pe_units, end)},
         {"decode", metrics::units_summary(config::unit_gpus(sc, config::UnitRole::kDecode), de_units, end)}};
   }
+  // What ran: the model, the engine and the hardware by name (the files in `scenario`).
+  s["setup"] = {{"model", sc.model.name}, {"engine", sc.engine.name}, {"hardware", sc.prefill_hardware.name}};
+  if (sc.mixed_hardware) s["setup"]["hardware_decode"] = sc.decode_hardware.name;
+  // MTP as it ran: the engine file's draft tokens run only on a model with a draft module.
+  s["mtp"] = {{"draft_tokens", sc.engine.mtp_draft_tokens},
+              {"acceptance", sc.engine.mtp_draft_tokens > 0 ? sc.engine.mtp_acceptance : 0.0},
+              {"tokens_per_step", sc.engine.tokens_per_step()},
+              {"model_modules", sc.model.mtp_modules},
+              {"not_run_draft_tokens", sc.engine.mtp_draft_tokens_not_run}};
   s["time_split"] = {{"prefill", metrics::time_split_summary(rec.prefill_time,
                                                              static_cast<double>(cluster.pes().size()), end)},
                      {"decode", metrics::time_split_summary(rec.decode_time,

@@ -2,9 +2,10 @@
 // tokens in the decode timings, the CPU time per decode step and per prefill pass through --set
 // engine_overrides, the time split of the results against hand counts and a second accumulation, and the
 // prefill's hand-off to decode DRAM buffers with the engine's largest pass (tests/e2e/cases/
-// handoff_4p4d.json) against a negative control without it.
+// handoff_4p4d.json) against a negative control without it; MTP only on a model with a draft module.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -185,4 +186,96 @@ TEST_CASE(
   CHECK(u.at("decode.buffer.occupancy").get<double>() > 2 * c.at("decode.buffer.occupancy").get<double>());
   CHECK(uncapped.at("summary").at("jct_s").get<double>() >
         1.2 * capped.at("summary").at("jct_s").get<double>());
+}
+
+namespace {
+
+// A Mistral-7B-like config (public v0.3 config: dense GQA, no MTP module): 32 layers of hidden 4096, 32 query
+// and 8 KV heads of 128, MLP 14336, vocabulary 32768, untied, BF16. By hand: per layer q and o 4096 x 4096,
+// k and v 4096 x 1024, MLP 3 x 4096 x 14336, two norms of 4096 = 218,112,000; x 32 + embedding and lm head
+// 2 x 32768 x 4096 + final norm 4096 = 7,248,023,552 parameters, 14.496 GB in BF16; KV 32 x 2 x 8 x 128 x 2 B
+// = 131,072 B per token.
+constexpr const char* kMistralLike = R"({
+  "architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_size": 4096,
+  "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+  "head_dim": 128, "vocab_size": 32768, "max_position_embeddings": 32768, "sliding_window": null,
+  "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "tie_word_embeddings": false, "torch_dtype": "bfloat16"})";
+constexpr double kMistralWeightBytes = 7248023552.0 * 2;
+constexpr double kMistralKvPerToken = 131072;
+constexpr double kHopperHbmBps = 3.35e12;  // models/hardware/hopper-8x400g.json, gpu.hbm_bw_Bps
+
+// The turns (of more than two output tokens) whose TPOT is below one read of the weights and of their own
+// KV at the HBM bandwidth: a decode step reads both, whatever else it does.
+int turns_below_one_read(const Records& r) {
+  int below = 0;
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    if (r.at(i, "gen_tokens") < 3) continue;
+    const double context = r.at(i, "hit_tokens") + r.at(i, "miss_tokens");
+    if (r.at(i, "tpot_s") < (kMistralWeightBytes + context * kMistralKvPerToken) / kHopperHbmBps) ++below;
+  }
+  return below;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "MTP needs a draft module: a Mistral-7B-like import decodes one token per step under "
+    "deepseek-v3-production, no TPOT below one read of its weights and KV, DeepSeek-V3 runs MTP",
+    "[e2e]") {
+  e2e::Scratch s;
+  REQUIRE_FALSE(s.dir.empty());
+  { std::ofstream(s.dir / "config.json") << kMistralLike; }
+  const std::string model = (s.dir / "mistral-7b-like.json").string();
+  REQUIRE(e2e::shell(e2e::shell_quoted(e2e::dpsim_binary()) + " model import " +
+                     e2e::shell_quoted((s.dir / "config.json").string()) +
+                     " --name mistral-7b-like --kv bf16" + " --out " + e2e::shell_quoted(model) +
+                     " >/dev/null") == 0);
+  const nlohmann::json imported = e2e::read_json(model);
+  REQUIRE(imported.at("params").at("total").get<double>() == 7248023552.0);  // the hand count above
+  CHECK_FALSE(imported.contains("mtp_modules"));                             // the config has none
+
+  const std::string scenario = e2e::repo_file("scenarios/paper/ds660b-32k.json");
+  const std::vector<std::string> small = {"engine=deepseek-v3-production", "workload.agents=16",
+                                          "workload.generator.trajectories=16", "cluster.prefill_nodes=1",
+                                          "cluster.decode_nodes=1"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> sets = small;
+    sets.insert(sets.end(), extra.begin(), extra.end());
+    return sets;
+  };
+  nlohmann::json r;
+  const Records plain = records(scenario, with({"model=" + model}), &r);
+  const auto& mtp = r.at("summary").at("mtp");
+  CHECK(mtp.at("draft_tokens") == 0);
+  CHECK(mtp.at("not_run_draft_tokens") == 1);  // deepseek-v3-production's one draft token
+  CHECK(mtp.at("tokens_per_step").get<double>() == 1);
+  CHECK(r.at("summary").at("setup").at("model") == "mistral-7b-like");
+  REQUIRE(plain.rows.size() > 100);
+  CHECK(turns_below_one_read(plain) == 0);
+
+  // Negative control: the same model file claiming a draft module runs the engine's MTP (1.875 tokens per
+  // step), and its TPOT falls below one read of the weights: the check above would catch MTP on this model.
+  nlohmann::json claimed = imported;
+  claimed["mtp_modules"] = 1;
+  const std::string claimed_file = (s.dir / "claimed.json").string();
+  std::ofstream(claimed_file) << claimed.dump();
+  nlohmann::json rc;
+  const Records with_mtp = records(scenario, with({"model=" + claimed_file}), &rc);
+  CHECK(rc.at("summary").at("mtp").at("draft_tokens") == 1);
+  CHECK(rc.at("summary").at("mtp").at("tokens_per_step").get<double>() == Approx(1.875));
+  CHECK(turns_below_one_read(with_mtp) > 0);
+
+  // DeepSeek-V3 carries its MTP module (models/llm/dsv3.json, mtp_modules 1): the engine's MTP runs, and a
+  // step's tokens cut the TPOT against the same run without it.
+  const std::vector<std::string> v3 = {"model=dsv3", "cluster.prefill_nodes=4", "cluster.decode_nodes=4",
+                                       "cluster.prefill_ep_gpus=32", "cluster.decode_ep_gpus=32"};
+  auto v3_sets = small;
+  v3_sets.insert(v3_sets.end(), v3.begin(), v3.end());
+  const nlohmann::json on = e2e::run_ok(scenario, v3_sets, 60);
+  v3_sets.push_back("engine_overrides.decode.mtp.draft_tokens=0");
+  const nlohmann::json off = e2e::run_ok(scenario, v3_sets, 60);
+  CHECK(on.at("summary").at("mtp").at("draft_tokens") == 1);
+  CHECK(on.at("summary").at("mtp").at("not_run_draft_tokens") == 0);
+  CHECK(on.at("summary").at("tpot_s").at("mean").get<double>() <
+        0.8 * off.at("summary").at("tpot_s").at("mean").get<double>());
 }

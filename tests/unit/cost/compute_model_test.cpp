@@ -136,7 +136,7 @@ TEST_CASE("ModelSpec: every number in the model files -> has a source", "[unit]"
   // Every section of the model format ("moe" is absent from dense models) and every top-level value. A key
   // outside these lists is reported too, so a new section cannot slip in undocumented: extend the lists.
   const std::set<std::string> sections = {"params", "kv", "attention", "moe", "compute"};
-  const std::set<std::string> values = {"layers", "max_context_tokens"};
+  const std::set<std::string> values = {"layers", "max_context_tokens", "mtp_modules"};
   const std::set<std::string> documentation = {"name", "notes", "sources"};
   // The hand-written files and the zoo imported by `dpsim model import` (models/llm/hf/zoo.tsv).
   for (const char* name : {"ds660b", "ds27b", "qwen32b", "dsv3", "llama-3.1-70b", "llama-3.1-405b",

@@ -38,6 +38,7 @@ void check_same(const config::ModelSpec& hand, const config::ModelSpec& imp) {
   } while (0)
   SAME_INT(layers);
   SAME_INT(max_context);
+  SAME_INT(mtp_modules);
   SAME_NUM(active_params);
   SAME_NUM(total_params);
   SAME_NUM(replicated_params);
