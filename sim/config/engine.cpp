@@ -72,6 +72,10 @@ std::vector<int> ep_sizes(JsonReader& r, const char* key) {
       r.fail(key, fmt::format("an array of {}", what), r.raw(key));
     out.push_back(static_cast<int>(v[i]));
   }
+  // An empty table is a slip, not "no table" (leave the table out for that). Before, an empty
+  // exchange.latency ran silently as no latency.
+  if (r.ok() && out.empty() && r.raw(key) != nullptr)
+    r.fail(key, fmt::format("a non-empty array of {} (leave the table out for none)", what), r.raw(key));
   return out;
 }
 

@@ -215,6 +215,21 @@ const nlohmann::json* at_path(const nlohmann::json& root, const std::string& dot
   }
 }
 
+namespace {
+
+// The dotted path of the first value of `root` outside its documentation (an example for messages).
+std::string first_value_path(const nlohmann::json& root, const std::string& prefix = "") {
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (prefix.empty() && (it.key() == "name" || it.key() == "notes" || it.key() == "sources")) continue;
+    const std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (!it.value().is_object()) return path;
+    if (std::string inner = first_value_path(it.value(), path); !inner.empty()) return inner;
+  }
+  return "";
+}
+
+}  // namespace
+
 void read_sources(JsonReader& r, const nlohmann::json& root, std::map<std::string, std::string>& out) {
   const nlohmann::json* sources = r.raw("sources");
   if (sources == nullptr) return;
@@ -225,9 +240,8 @@ void read_sources(JsonReader& r, const nlohmann::json& root, std::map<std::strin
   for (auto it = sources->begin(); it != sources->end(); ++it) {
     const nlohmann::json* field = at_path(root, it.key());
     if (field == nullptr || field->is_object() || it.key().rfind("sources", 0) == 0) {
-      r.fail_message(
-          fmt::format("{}: sources.{}: expected the path of a field of this file (e.g. params.active)",
-                      r.file(), it.key()));
+      r.fail_message(fmt::format("{}: sources.{}: expected the path of a field of this file (e.g. {})",
+                                 r.file(), it.key(), first_value_path(root)));
       return;
     }
     if (!it.value().is_string() || it.value().get<std::string>().empty()) {
@@ -350,13 +364,6 @@ Status apply_override(nlohmann::json& root, const std::string& assignment) {
 namespace {
 
 // The JSON path an error message from this loader is about ("file: path: ..."), or "".
-std::string error_path(const std::string& message, const std::string& file) {
-  std::string prefix = file + ": ";
-  if (message.compare(0, prefix.size(), prefix) != 0) return "";
-  size_t end = message.find(": ", prefix.size());
-  return end == std::string::npos ? "" : message.substr(prefix.size(), end - prefix.size());
-}
-
 bool path_related(const std::string& a, const std::string& b) {
   auto under = [](const std::string& x, const std::string& y) {
     return x.size() > y.size() && x.compare(0, y.size(), y) == 0 && x[y.size()] == '.';
@@ -365,6 +372,13 @@ bool path_related(const std::string& a, const std::string& b) {
 }
 
 }  // namespace
+
+std::string error_path(const std::string& message, const std::string& file) {
+  std::string prefix = file + ": ";
+  if (message.compare(0, prefix.size(), prefix) != 0) return "";
+  size_t end = message.find(": ", prefix.size());
+  return end == std::string::npos ? "" : message.substr(prefix.size(), end - prefix.size());
+}
 
 Status attribute_to_override(Status s, const std::string& file, const std::vector<std::string>& overrides) {
   if (s) return s;

@@ -106,5 +106,7 @@ Status apply_override(nlohmann::json& root, const std::string& assignment);
 // An error of a loader whose failing field was set by one of `overrides` ("key.path=value"), said so:
 // "file: --set k=v: k: expected ..." (the last override related to the field's JSON path); otherwise `s`.
 Status attribute_to_override(Status s, const std::string& file, const std::vector<std::string>& overrides);
+// The JSON path of a loader's error "file: path: ..." ("" when the message is not of that form).
+std::string error_path(const std::string& message, const std::string& file);
 
 }  // namespace sim::config

@@ -510,6 +510,17 @@ Status check_node_events(const ScenarioConfig& sc) {
   return Status::ok();
 }
 
+// The dotted path of the first null in `j` ("" when none).
+std::string null_path(const nlohmann::json& j, const std::string& prefix = "") {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string p = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it.value().is_null()) return p;
+    if (it.value().is_object())
+      if (std::string inner = null_path(it.value(), p); !inner.empty()) return inner;
+  }
+  return "";
+}
+
 // Reads every scenario field strictly; file references are only recorded here.
 Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& refs) {
   if (doc.is_object() && doc.contains("points") && doc.contains("parameters") && !doc.contains("model"))
@@ -532,6 +543,12 @@ Status read_scenario(const nlohmann::json& doc, ScenarioConfig& sc, References& 
   if (const nlohmann::json* o = r.raw("engine_overrides")) {
     if (!o->is_object())
       r.fail("engine_overrides", "an object of engine file keys (merged into the engine file)", o);
+    else if (const std::string null_at = null_path(*o); !null_at.empty())
+      r.fail_message(fmt::format(
+          "{}: engine_overrides.{}: expected a value or an object of engine file keys, got null (an override "
+          "replaces a value of the engine file and cannot remove one: set the value wanted, e.g. "
+          "engine_overrides.decode.mtp.draft_tokens=0 for no MTP)",
+          r.file(), null_at));
     else
       refs.engine_overrides = *o;
   }
@@ -560,8 +577,15 @@ StatusOr<std::string> resolve_reference(const std::string& scenario_file, const 
   std::string dir = fs::path(scenario_file).parent_path().string();
   std::string path = resolve_path(wanted, dir);
   std::error_code ec;
-  if (!fs::exists(path, ec))
-    return Status::error(fmt::format("{}: {}: cannot open {}: no such file", scenario_file, field, wanted));
+  if (!fs::exists(path, ec)) {
+    // A name that is not there: the names that are (a bare name means models/<kind>/<name>.json).
+    const std::string names = kind != nullptr ? shipped_names(kind) : "";
+    return Status::error(
+        fmt::format("{}: {}: cannot open {}: no such file{}", scenario_file, field, wanted,
+                    names.empty() ? std::string()
+                                  : fmt::format(" (the {} files of models/{}/, by name: {})",
+                                                std::string(kind) == "llm" ? "model" : kind, kind, names)));
+  }
   if (fs::is_directory(path, ec))
     return Status::error(
         fmt::format("{}: {}: {} is a directory, expected a file", scenario_file, field, path));
@@ -601,6 +625,21 @@ Status load_role_hardware(const std::string& path, const References& refs, Scena
                   sc.decode_hardware);
 }
 
+// Whether `overrides` set the engine file's value at the dotted `path`, or an object holding it, or values
+// inside it.
+bool overrides_touch(const nlohmann::json& overrides, const std::string& path) {
+  const nlohmann::json* at = &overrides;
+  for (size_t begin = 0; begin <= path.size();) {
+    if (!at->is_object()) return true;  // set whole, here or above
+    const size_t end = std::min(path.find('.', begin), path.size());
+    const auto it = at->find(path.substr(begin, end - begin));
+    if (it == at->end()) return false;
+    at = &*it;
+    begin = end + 1;
+  }
+  return true;
+}
+
 // JSON merge of `patch` into `target`: objects key by key, anything else replaced.
 void merge_into(nlohmann::json& target, const nlohmann::json& patch) {
   if (!patch.is_object() || !target.is_object()) {
@@ -617,13 +656,18 @@ Status load_engine_file(const std::string& path, const References& refs, Scenari
   sc.engine_file = *f;
   StatusOr<nlohmann::json> doc = read_json_file(sc.engine_file);
   if (!doc) return Status::error(fmt::format("{}: engine: {}", path, doc.status().message()));
-  std::string name = sc.engine_file;
-  if (!refs.engine_overrides.is_null()) {
-    merge_into(*doc, refs.engine_overrides);
-    name = fmt::format("{} with {}'s engine_overrides", sc.engine_file, path);
+  if (!refs.engine_overrides.is_null()) merge_into(*doc, refs.engine_overrides);
+  StatusOr<EngineSpec> e = engine_from_json(*doc, sc.engine_file);
+  if (!e) {
+    // A value the scenario's engine_overrides set is the scenario's error (and a --set's, when one set it:
+    // attribute_to_override); any other is the engine file's.
+    const std::string& m = e.status().message();
+    const std::string field = error_path(m, sc.engine_file);
+    if (!field.empty() && !refs.engine_overrides.is_null() && overrides_touch(refs.engine_overrides, field))
+      return Status::error(fmt::format("{}: engine_overrides.{} (merged into {})", path,
+                                       m.substr(sc.engine_file.size() + 2), sc.engine_file));
+    return Status::error(fmt::format("{}: engine: {}", path, m));
   }
-  StatusOr<EngineSpec> e = engine_from_json(*doc, name);
-  if (!e) return Status::error(fmt::format("{}: engine: {}", path, e.status().message()));
   sc.engine = std::move(*e);
   sc.engine.file = sc.engine_file;
   if (!doc->contains("name")) sc.engine.name = fs::path(sc.engine_file).stem().string();

@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <vector>
 
 namespace sim {
 
@@ -20,6 +24,18 @@ std::string model_file_reference(const std::string& value, const char* kind) {
   const bool bare = kind != nullptr && value.find('/') == std::string::npos &&
                     !(value.size() >= 5 && value.compare(value.size() - 5, 5, ".json") == 0);
   return bare ? "models/" + std::string(kind) + "/" + value + ".json" : value;
+}
+
+std::string shipped_names(const char* kind) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::path(project_root()) / "models" / kind, ec), end; !ec && it != end;
+       it.increment(ec))
+    if (it->path().extension() == ".json") names.push_back(it->path().stem().string());
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
 }
 
 std::string absolute_path(const std::string& path) {
@@ -50,7 +66,7 @@ std::string write_file_atomically(const std::string& path, const std::string& te
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return "cannot write " + tmp;
+    if (!out) return fmt::format("cannot write {}: {}", tmp, std::strerror(errno));
     out << text;
     out.flush();
     if (!out) {
@@ -59,8 +75,9 @@ std::string write_file_atomically(const std::string& path, const std::string& te
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
     std::remove(tmp.c_str());
-    return "cannot rename " + tmp + " to " + path;
+    return fmt::format("cannot write {}: {} (renaming {} onto it)", path, why, tmp);
   }
   return "";
 }
@@ -77,7 +94,7 @@ std::string probe_writable(const std::string& path) {
   const std::string probe = fmt::format("{}.probe.{}", path, ::getpid());
   {
     std::ofstream f(probe, std::ios::binary | std::ios::trunc);
-    if (!f) return fmt::format("cannot write {}", path);
+    if (!f) return fmt::format("cannot write {}: {}", path, std::strerror(errno));
   }
   std::remove(probe.c_str());
   return "";

@@ -17,6 +17,9 @@ std::string resolve_path(const std::string& name, const std::string& base_dir);
 // path, returned as given.
 std::string model_file_reference(const std::string& value, const char* kind);
 
+// The bare names of a kind that the project ships (models/<kind>/*.json, sorted), joined by ", ".
+std::string shipped_names(const char* kind);
+
 // `path` made absolute (against the working directory) and lexically normal.
 std::string absolute_path(const std::string& path);
 

@@ -388,13 +388,27 @@ TEST_CASE("Scenario: missing referenced files -> error names the scenario, the f
           "[unit]") {
   ScratchDir dir;
   std::string file = dir.path("s.json");
-  CHECK(error_of(load_scenario(dir.write("s.json", R"({"hardware": "nope", "model": "m"})"), {})) ==
-        file + ": hardware: cannot open models/hardware/nope.json: no such file");
+  // A missing engine, model or hardware file: the names that exist follow (models/<kind>/, sorted).
+  CHECK_THAT(error_of(load_scenario(dir.write("s.json", R"({"hardware": "nope", "model": "m"})"), {})),
+             Catch::Matchers::StartsWith(file + ": hardware: cannot open models/hardware/nope.json: no such "
+                                                "file (the hardware files of models/hardware/, by name: ") &&
+                 Catch::Matchers::Contains(", hopper-4x400g, hopper-8x400g)"));
   std::string hw = data_file("tiny-hw.json");
-  CHECK(error_of(load_scenario(dir.write("s.json", "{\"hardware\": \"" + hw + "\", \"model\": \"nope\"}"),
-                               {})) == file + ": model: cannot open models/llm/nope.json: no such file");
-  CHECK(error_of(load_scenario(dir.write("s.json", "{\"hardware\": \"" + hw + "\", \"model\": \"x/y.json\"}"),
-                               {})) == file + ": model: cannot open x/y.json: no such file");
+  CHECK_THAT(
+      error_of(load_scenario(dir.write("s.json", "{\"hardware\": \"" + hw + "\", \"model\": \"nope\"}"), {})),
+      Catch::Matchers::StartsWith(file +
+                                  ": model: cannot open models/llm/nope.json: no such file (the model "
+                                  "files of models/llm/, by name: deepseek-v3-fp8kv, ds27b, ds660b, dsv3, "));
+  CHECK_THAT(
+      error_of(
+          load_scenario(dir.write("s.json", "{\"hardware\": \"" + hw + "\", \"model\": \"x/y.json\"}"), {})),
+      Catch::Matchers::StartsWith(file + ": model: cannot open x/y.json: no such file (the model files"));
+  CHECK_THAT(error_of(load_scenario(dir.write("s.json", "{\"hardware\": \"" + hw +
+                                                            "\", \"model\": \"dsv3\", \"engine\": \"dsv3\"}"),
+                                    {})),
+             Catch::Matchers::EndsWith(
+                 ": engine: cannot open models/engine/dsv3.json: no such file (the engine files of "
+                 "models/engine/, by name: ant-h20-sglang, deepseek-v3-production, dualpath-paper)"));
   CHECK(error_of(load_with(dir, R"("workload": {"trace": "traces/none.jsonl"})")) ==
         file + ": workload.trace: cannot open traces/none.jsonl: no such file");
   dir.write("hwdir/x", "");
