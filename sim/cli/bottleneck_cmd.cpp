@@ -45,7 +45,7 @@ void add_bottleneck_command(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->callback([args, exit_code, p]() {
     args->have_point = p->count() > 0;
-    *exit_code = finish(study::bottleneck_report(*args), "");
+    *exit_code = finish(study::bottleneck_report(*args));
   });
 }
 

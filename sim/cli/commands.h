@@ -53,10 +53,10 @@ inline study::Console stdio_console() {
 }
 
 // Prints how a study ended and returns the exit code: its report on stdout and 0, 1 or 2 by its verdict;
-// or "<prefix><message>" on stderr and 2.
-inline int finish(const StatusOr<study::Outcome>& o, const char* prefix = "dpsim: ") {
+// or "dpsim: <message>" on stderr (every command's error line has that prefix) and 2.
+inline int finish(const StatusOr<study::Outcome>& o) {
   if (!o) {
-    std::fprintf(stderr, "%s%s\n", prefix, o.status().message().c_str());
+    std::fprintf(stderr, "dpsim: %s\n", o.status().message().c_str());
     return 2;
   }
   std::fputs(o->text.c_str(), stdout);

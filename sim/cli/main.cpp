@@ -36,8 +36,10 @@ int run_cli(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // A bad command line: one line with every command's prefix, then where to look.
+    std::fprintf(stderr, "dpsim: %s\nRun with --help for more information.\n", e.what());
+    return 2;
   }
   return exit_code;
 }

@@ -25,6 +25,15 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->callback([exit_code]() {
     auto sc = load_scenario_or_report(scenario, sets, exit_code);
     if (!sc) return;
+    const std::string path = !out.empty()                   ? out
+                             : !sc->outputs.results.empty() ? sc->outputs.results
+                                                            : "out/" + sc->name + ".json";
+    // An unwritable results path fails before the run, not after it.
+    if (const std::string err = probe_writable(path); !err.empty()) {
+      std::fprintf(stderr, "dpsim: %s: %s\n", !out.empty() ? "--out" : sc->file.c_str(), err.c_str());
+      *exit_code = 2;
+      return;
+    }
     bool progress_shown = false;
     run::RunOptions options;
     options.on_progress = [&progress_shown](const run::Progress& p) {
@@ -40,9 +49,6 @@ void add_run_command(CLI::App& app, int* exit_code) {
       *exit_code = 2;
       return;
     }
-    std::string path = !out.empty()                   ? out
-                       : !sc->outputs.results.empty() ? sc->outputs.results
-                                                      : "out/" + sc->name + ".json";
     const nlohmann::json& res = run->json;
     const std::string err = write_file_atomically(path, res.dump(1) + "\n");
     if (!err.empty()) {

@@ -22,7 +22,7 @@ void add_trace_command(CLI::App& app, int* exit_code) {
   gen->add_option("--weighting", gen_args->weighting,
                   "which averages match Table 2: trajectory (default) or turn (traces/README.md)");
   gen->add_option("--out", gen_args->out, "output JSONL file (written atomically)")->required();
-  gen->callback([gen_args, exit_code]() { *exit_code = finish(study::trace_gen(*gen_args), ""); });
+  gen->callback([gen_args, exit_code]() { *exit_code = finish(study::trace_gen(*gen_args)); });
 
   auto stats_args = std::make_shared<study::TraceStatsSpec>();
   CLI::App* stats = trace->add_subcommand("stats", "averages and percentiles of a trace file");
@@ -39,7 +39,7 @@ void add_trace_command(CLI::App& app, int* exit_code) {
                         "mooncake only: successors that make a block shared (default 16; traces/README.md)");
   stats->callback([stats_args, fanout, exit_code]() {
     stats_args->shared_fanout_given = fanout->count() > 0;
-    *exit_code = finish(study::trace_stats(*stats_args), "");
+    *exit_code = finish(study::trace_stats(*stats_args));
   });
 }
 

@@ -131,3 +131,34 @@ TEST_CASE("Run: without --quiet -> a table on stdout whose JCT and counts are th
   CHECK_THAT(o.text, Catch::Contains("bottleneck: " + r.at("bottleneck").at("resource").get<std::string>()));
   CHECK_THAT(o.text, Catch::Contains("results: r.json"));
 }
+
+TEST_CASE("Run: the table names the model, engine and hardware, --out onto a directory fails before the run",
+          "[e2e]") {
+  e2e::Scratch s;
+  const std::string scenario = e2e::shell_quoted(e2e::case_file("io_1p1d.json"));
+  const e2e::Output o = commands_run(s.dir, "run " + scenario + " --out r.json --set sim.progress=false");
+  INFO(o.text);
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.text, Catch::StartsWith("model e2e-io-model   engine e2e-io-engine   hardware e2e-io-hw\n"));
+  // Before, the run went to its end and then said "cannot rename ..." with no reason.
+  fs::create_directories(s.dir / "results");
+  const e2e::Output d = commands_run(s.dir, "run " + scenario + " --out results");
+  INFO(d.text);
+  CHECK(d.code == 2);
+  CHECK(d.text == "dpsim: --out: results is a directory, expected a file\n");
+  // --out into directories that do not exist: they are created (every command's --out does: README).
+  const e2e::Output n = commands_run(s.dir, "run " + scenario + " --quiet --out new/dir/r.json");
+  CHECK(n.code == 0);
+  CHECK(fs::exists(s.dir / "new" / "dir" / "r.json"));
+}
+
+TEST_CASE("Every command's error line begins with dpsim: (bottleneck, trace, a bad flag)", "[e2e]") {
+  e2e::Scratch s;
+  for (const std::string args : {"bottleneck no-such-hardware", "bottleneck --no-such-flag",
+                                 "trace stats no-such-file.jsonl", "run"}) {
+    const e2e::Output o = commands_run(s.dir, args);
+    INFO(args << "\n" << o.text);
+    CHECK(o.code == 2);
+    CHECK_THAT(o.text, Catch::StartsWith("dpsim: "));
+  }
+}

@@ -126,3 +126,38 @@ TEST_CASE("Model import: a dense model sharded over a unit (Llama 3.1 70B, 8 GPU
   CHECK(split.at("compute_s").get<double>() > 0);
   CHECK(split.at("imbalance_s").get<double>() == 0);
 }
+
+TEST_CASE("Model import: a bad flag -> exit 2, one dpsim: line naming the flag, nothing written", "[e2e]") {
+  // Before, -1 and an empty name fell back to the defaults, --name ../../x wrote outside models/llm/ (and
+  // into the model's name), and --decode-ep 1000000 was blamed on the written file's weight_shards.
+  const std::string config = e2e::repo_file("models/llm/hf/llama-3.1-70b.json");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--prefill-ep", "-1"}, "dpsim: --prefill-ep: Value -1 not in range 1 to 100000"},
+      {{"--decode-ep", "-1"}, "dpsim: --decode-ep: Value -1 not in range"},
+      {{"--decode-ep", "1000000"}, "dpsim: --decode-ep: Value 1000000 not in range 1 to 100000"},
+      {{"--kv-room-tokens", "-5"}, "dpsim: --kv-room-tokens: expected a number of tokens >= 0, got -5"},
+      {{"--name", ""}, "dpsim: --name: expected a model name, got an empty one"},
+      {{"--name", "../../escaped"}, "dpsim: --name: expected a plain name (no path"},
+      {{"--name", "a/b"}, "dpsim: --name: expected a plain name (no path"},
+      {{"--weights", "fp9"}, "dpsim: --weights: fp9 not in {fp8,bf16,fp4}"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    Scratch scratch;
+    REQUIRE_FALSE(scratch.dir.empty());
+    const fs::path out_dir = scratch.dir / "out";
+    fs::create_directories(out_dir);
+    std::vector<std::string> args = {"model", "import", config, "--kv", "bf16"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    // --name without --out: the file would go to models/llm/<name>.json; with a path, anywhere.
+    if (flags[0] != "--name") {
+      args.push_back("--out");
+      args.push_back((out_dir / "m.json").string());
+    }
+    const Invocation r = dpsim(args, scratch.dir);
+    INFO(flags[0] << " " << flags[1] << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Matchers::StartsWith(expected));
+    CHECK(fs::is_empty(out_dir));
+  }
+  CHECK_FALSE(fs::exists(fs::path(DPSIM_SOURCE_DIR) / "escaped.json"));
+}
