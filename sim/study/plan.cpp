@@ -269,14 +269,26 @@ nlohmann::json plan_json(const Plan& plan, const PlanStep& step, double wall_s) 
 
 // The table of points and the answer.
 std::string plan_text(const Plan& plan, const nlohmann::json& j) {
+  // The metric column by the goal (plan_search.cpp, plan_outcome), named in its header and said below it.
+  const bool slo = plan.space.goal == PlanGoal::kSlo;
+  const bool relative = slo && j["slo"].is_object() && j["slo"].contains("mode");
+  const char* column = !slo ? "JCT s" : relative ? "miss/allow" : "x SLO";
+  const std::string legend =
+      !slo ? "JCT s: the run's JCT in seconds (- when it did not complete)"
+      : relative
+          ? "miss/allow: the share of judged turns outside their own bounds over the share the SLO "
+            "allows (<= 1 meets it)"
+          : "x SLO: the larger of TTFT / its bound and TPOT / its bound, for the SLO's statistic (<= 1 "
+            "meets it)";
   std::string t =
-      fmt::format("{:<26} {:>5} {:>4} {:<4} {:>9}  {}\n", "point", "GPUs", "ok", "", "metric", "why not");
+      fmt::format("{:<26} {:>5} {:>4} {:<4} {:>10}  {}\n", "point", "GPUs", "ok", "", column, "why not");
   for (const auto& p : j["points"])
-    t +=
-        fmt::format("{:<26} {:5} {:>4} {:<4} {:>9}  {}\n", p["name"].get<std::string>(), p["gpus"].get<int>(),
-                    p["ok"].get<bool>() ? "yes" : "no", p["on_front"].get<bool>() ? "*" : "",
-                    p["metric"].is_number() ? fmt::format("{:.4g}", p["metric"].get<double>()) : "-",
-                    p["why"].is_string() ? p["why"].get<std::string>() : "");
+    t += fmt::format("{:<26} {:5} {:>4} {:<4} {:>10}  {}\n", p["name"].get<std::string>(),
+                     p["gpus"].get<int>(), p["ok"].get<bool>() ? "yes" : "no",
+                     p["on_front"].get<bool>() ? "*" : "",
+                     p["metric"].is_number() ? fmt::format("{:.4g}", p["metric"].get<double>()) : "-",
+                     p["why"].is_string() ? p["why"].get<std::string>() : "");
+  t += legend + "\n";
   const nlohmann::json& rec = j["recommended"];
   if (rec.is_null()) {
     t += fmt::format("no cluster of {} to {} nodes meets the goal\n", plan.space.min_nodes,

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "tests/e2e/support.h"
@@ -86,6 +87,20 @@ TEST_CASE("Plan: online case -> the smallest cluster that a brute-force sweep of
   for (const auto& p : plan.at("points"))
     if (p.at("on_front").get<bool>()) front_min = std::min(front_min, p.at("gpus").get<int>());
   CHECK(front_min == best_gpus);
+
+  // The table names its metric and its unit, and the answer's row prints the margin the brute force found.
+  const std::string log = e2e::read_text(s.dir / "plan.log");
+  CHECK_THAT(log, Catch::Matchers::Contains("x SLO  why not\n"));
+  CHECK_THAT(log, Catch::Matchers::Contains("x SLO: the larger of TTFT / its bound and TPOT / its bound"));
+  const size_t row = log.find("\n" + rec.at("name").get<std::string>() + " ");
+  REQUIRE(row != std::string::npos);
+  std::istringstream fields(log.substr(row + 1, log.find('\n', row + 1) - row - 1));
+  std::string name, ok, front;
+  int gpus = 0;
+  double metric = 0;
+  fields >> name >> gpus >> ok >> front >> metric;
+  CHECK(ok == "yes");
+  CHECK(metric == Approx(best_margin).epsilon(1e-3));
 
   // Rerun: every point is reused, nothing runs, the same answer.
   REQUIRE(e2e::shell(dpsim("plan " + e2e::shell_quoted(kPlanCase) + kLoad + " --max-nodes 6 --out " +
