@@ -35,6 +35,25 @@ Status moved_to_engine(const nlohmann::json& doc, const std::string& path) {
       path, what));
 }
 
+// The node file's bounds (scenarios/README.md, "Hardware files": "Bounds, and why"). Below them a value is a
+// unit slip (TFLOP/s written as FLOP/s, GB/s or Gb/s as B/s) that makes every pass or transfer a billion
+// times longer; the slowest parts in service are far above them (a 10 Gb/s NIC moves 1.25e9 B/s, a 2016
+// P100 reaches 21e12 FP16 FLOP/s, 16 GB of HBM at 720e9 B/s). Links go down to 1 MB/s, where the test
+// fixtures make the EP exchange the step's bottleneck. Above kMaxRate no part exists (a B200 reaches
+// 4.5e15 FP8 FLOP/s and 8e12 B/s of HBM); the test fixtures' "free" compute and HBM sit at 1e18.
+constexpr double kMinFlops = 1e12;    // FLOP/s
+constexpr double kMinHbmBps = 1e10;   // B/s
+constexpr double kMinHbmBytes = 1e9;  // bytes
+constexpr double kMinLinkBps = 1e6;   // B/s: NICs, DRAM, PCIe, NVLink, the storage backend
+constexpr double kMaxRate = 1e20;     // every rate and size
+
+// 0 (the field's "not modelled" or "derived") or a value in [lo, kMaxRate].
+double zero_or_at_least(JsonReader& r, const char* key, double def, double lo) {
+  const double v = r.number(key, def, 0, kMaxRate);
+  if (r.ok() && v > 0 && v < lo) r.fail(key, fmt::format("0 or a number >= {:g}", lo), r.raw(key));
+  return v;
+}
+
 StatusOr<HardwareSpec> hardware_from_json(const StatusOr<nlohmann::json>& doc, const std::string& path) {
   if (!doc) return doc.status();
 
@@ -49,20 +68,31 @@ StatusOr<HardwareSpec> hardware_from_json(const StatusOr<nlohmann::json>& doc, c
   read_sources(r, *doc, sources);
   hw.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", def.gpus_per_node, 1, 64));
   r.object("gpu", [&](JsonReader& g) {
-    hw.gpu_flops = g.positive("flops", def.gpu_flops);
-    hw.gpu_hbm_bytes = g.positive("hbm_bytes", def.gpu_hbm_bytes);
-    hw.gpu_hbm_bw_Bps = g.positive("hbm_bw_Bps", def.gpu_hbm_bw_Bps);
-    hw.gpu_bf16_flops = g.non_negative("bf16_flops", def.gpu_bf16_flops);
+    hw.gpu_flops = g.number("flops", def.gpu_flops, kMinFlops, kMaxRate);
+    hw.gpu_hbm_bytes = g.number("hbm_bytes", def.gpu_hbm_bytes, kMinHbmBytes, kMaxRate);
+    hw.gpu_hbm_bw_Bps = g.number("hbm_bw_Bps", def.gpu_hbm_bw_Bps, kMinHbmBps, kMaxRate);
+    hw.gpu_bf16_flops = zero_or_at_least(g, "bf16_flops", def.gpu_bf16_flops, kMinFlops);
     hw.gpu_sms = static_cast<int>(g.integer("sms", def.gpu_sms, 1, 100000));
   });
-  r.object("nvlink", [&](JsonReader& n) { hw.nvlink_bw_Bps = n.non_negative("bw_Bps", def.nvlink_bw_Bps); });
-  r.object("cnic", [&](JsonReader& c) { hw.cnic_bw_Bps = c.positive("bw_Bps", def.cnic_bw_Bps); });
-  r.object("snic", [&](JsonReader& s) { hw.snic_bw_Bps = s.positive("bw_Bps", def.snic_bw_Bps); });
-  r.object("dram", [&](JsonReader& d) { hw.dram_bw_Bps = d.positive("bw_Bps", def.dram_bw_Bps); });
-  r.object("pcie", [&](JsonReader& p) { hw.pcie_bw_Bps = p.non_negative("bw_Bps", def.pcie_bw_Bps); });
+  r.object("nvlink", [&](JsonReader& n) {
+    hw.nvlink_bw_Bps = zero_or_at_least(n, "bw_Bps", def.nvlink_bw_Bps, kMinLinkBps);
+  });
+  r.object("cnic", [&](JsonReader& c) {
+    hw.cnic_bw_Bps = c.number("bw_Bps", def.cnic_bw_Bps, kMinLinkBps, kMaxRate);
+  });
+  r.object("snic", [&](JsonReader& s) {
+    hw.snic_bw_Bps = s.number("bw_Bps", def.snic_bw_Bps, kMinLinkBps, kMaxRate);
+  });
+  r.object("dram", [&](JsonReader& d) {
+    hw.dram_bw_Bps = d.number("bw_Bps", def.dram_bw_Bps, kMinLinkBps, kMaxRate);
+  });
+  r.object("pcie", [&](JsonReader& p) {
+    hw.pcie_bw_Bps = zero_or_at_least(p, "bw_Bps", def.pcie_bw_Bps, kMinLinkBps);
+  });
   hw.link_latency_s = r.number("link_latency_s", def.link_latency_s, 0, 1.0);  // > 1 s is a typo
   r.object("storage", [&](JsonReader& s) {
-    hw.storage_bw_per_node_Bps = s.non_negative("bw_per_node_Bps", def.storage_bw_per_node_Bps);
+    hw.storage_bw_per_node_Bps =
+        zero_or_at_least(s, "bw_per_node_Bps", def.storage_bw_per_node_Bps, kMinLinkBps);
   });
   r.object("qos", [&](JsonReader& q) {
     // Relative weights; their ratio sets the QoS tags' latency (platform/builder.cpp), which stays small

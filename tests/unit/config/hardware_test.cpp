@@ -199,7 +199,7 @@ TEST_CASE("Hardware: wrong JSON types -> rejected with what was expected and wha
              Contains("gpus_per_node: expected an integer in [1, 64], got \"8\""));
   CHECK_THAT(error_of(load_text(dir, R"({"gpu": 5})")), Contains("gpu: expected an object, got 5"));
   CHECK_THAT(error_of(load_text(dir, R"({"dram": {"bw_Bps": "500e9"}})")),
-             Contains("dram.bw_Bps: expected a number > 0, got \"500e9\""));
+             Contains("dram.bw_Bps: expected a number >= 1e+06, got \"500e9\""));
   CHECK_THAT(error_of(load_text(dir, R"({"name": 3})")), Contains("name: expected a string"));
   CHECK_THAT(error_of(load_text(dir, R"({"notes": 3})")), Contains("notes: expected a string or an array"));
   CHECK_THAT(error_of(load_text(dir, R"({"sources": "paper"})")), Contains("sources: expected an object"));
@@ -216,24 +216,38 @@ TEST_CASE("Hardware: gpus_per_node below 1, above 64 or fractional -> rejected",
   CHECK(load_text(dir, R"({"gpus_per_node": 64})"));
 }
 
-TEST_CASE("Hardware: zero or negative bandwidth, FLOP/s or HBM -> rejected with the field", "[unit]") {
+TEST_CASE("Hardware: bandwidth, FLOP/s or HBM outside its bounds -> rejected with the field", "[unit]") {
+  // Zero, negative, a unit slip below the bound (GB/s written as B/s: 50 for 50e9; TFLOP/s as FLOP/s) and
+  // past 1e20 (scenarios/README.md, "Bounds, and why").
   ScratchDir dir;
-  const char* cases[][2] = {
-      {R"({"cnic": {"bw_Bps": 0}})", "cnic.bw_Bps: expected a number > 0, got 0"},
-      {R"({"snic": {"bw_Bps": -50e9}})", "snic.bw_Bps: expected a number > 0, got -5"},
-      {R"({"dram": {"bw_Bps": 0}})", "dram.bw_Bps: expected a number > 0"},
-      {R"({"gpu": {"flops": 0}})", "gpu.flops: expected a number > 0"},
-      {R"({"gpu": {"hbm_bytes": -1}})", "gpu.hbm_bytes: expected a number > 0"},
-      {R"({"gpu": {"hbm_bw_Bps": 0}})", "gpu.hbm_bw_Bps: expected a number > 0"},
+  const char* link = "expected a number >= 1e+06, got ";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"cnic": {"bw_Bps": 0}})", std::string("cnic.bw_Bps: ") + link + "0"},
+      {R"({"snic": {"bw_Bps": -50e9}})", std::string("snic.bw_Bps: ") + link + "-5"},
+      {R"({"cnic": {"bw_Bps": 50}})", std::string("cnic.bw_Bps: ") + link + "50"},
+      {R"({"dram": {"bw_Bps": 5e5}})", std::string("dram.bw_Bps: ") + link + "5"},
+      {R"({"cnic": {"bw_Bps": 1e30}})", "cnic.bw_Bps: expected a number >= 1e+06 (at most 1e+20), got 1e+30"},
+      {R"({"gpu": {"flops": 0}})", "gpu.flops: expected a number >= 1e+12, got 0"},
+      {R"({"gpu": {"flops": 989}})", "gpu.flops: expected a number >= 1e+12, got 989"},
+      {R"({"gpu": {"bf16_flops": 148}})", "gpu.bf16_flops: expected 0 or a number >= 1e+12, got 148"},
+      {R"({"gpu": {"hbm_bytes": -1}})", "gpu.hbm_bytes: expected a number >= 1e+09, got -1"},
+      {R"({"gpu": {"hbm_bytes": 80}})", "gpu.hbm_bytes: expected a number >= 1e+09, got 80"},
+      {R"({"gpu": {"hbm_bw_Bps": 3.35e9}})", "gpu.hbm_bw_Bps: expected a number >= 1e+10, got 3"},
+      {R"({"nvlink": {"bw_Bps": 160}})", "nvlink.bw_Bps: expected 0 or a number >= 1e+06, got 160"},
       {R"({"pcie": {"bw_Bps": -1}})", "pcie.bw_Bps: expected a number >= 0"},
+      {R"({"pcie": {"bw_Bps": 64}})", "pcie.bw_Bps: expected 0 or a number >= 1e+06, got 64"},
       {R"({"storage": {"bw_per_node_Bps": -1}})", "storage.bw_per_node_Bps: expected a number >= 0"},
+      {R"({"storage": {"bw_per_node_Bps": 20}})", "storage.bw_per_node_Bps: expected 0 or a number >= 1e+06"},
       {R"({"link_latency_s": -1e-6})", "link_latency_s: expected a number >= 0"},
-      {R"({"cnic": {"bw_Bps": 1e30}})", "cnic.bw_Bps: expected a number > 0"},
   };
-  for (const auto& c : cases) {
-    INFO(c[0]);
-    CHECK_THAT(error_of(load_text(dir, c[0])), Contains(c[1]));
+  for (const auto& [text, expected] : cases) {
+    INFO(text);
+    CHECK_THAT(error_of(load_text(dir, text)), Contains(expected));
   }
+  // At the bounds: accepted.
+  CHECK(load_text(
+      dir, R"({"cnic": {"bw_Bps": 1e6}, "gpu": {"flops": 1e12, "hbm_bytes": 1e9, "hbm_bw_Bps": 1e10}})"));
+  CHECK(load_text(dir, R"({"gpu": {"flops": 1e18, "hbm_bw_Bps": 1e18}, "nvlink": {"bw_Bps": 0}})"));
 }
 
 TEST_CASE("Hardware: PCIe and storage bandwidth 0 -> accepted as 'not modelled'", "[unit]") {
