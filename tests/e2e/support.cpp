@@ -105,10 +105,13 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
   return rows;
 }
 
-std::string timeout_prefix(double seconds) {
+double timeout_scale() {
   const char* env = std::getenv("DPSIM_E2E_TIMEOUT_SCALE");
-  const double scale = env != nullptr && std::atof(env) > 0 ? std::atof(env) : 1.0;
-  return "timeout -k 5 " + std::to_string(seconds * scale) + " ";
+  return env != nullptr && std::atof(env) > 0 ? std::atof(env) : 1.0;
+}
+
+std::string timeout_prefix(double seconds) {
+  return "timeout -k 5 " + std::to_string(seconds * timeout_scale()) + " ";
 }
 
 Run run_dpsim(const std::string& scenario, const std::vector<std::string>& sets, double timeout_s) {

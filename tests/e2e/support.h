@@ -14,6 +14,8 @@ namespace e2e {
 // DPSIM_E2E_TIMEOUT_SCALE (default 1; `make test-sanitize` sets 10, its builds run that much slower), so
 // that a simulator that never terminates fails its test instead of hanging ctest.
 std::string timeout_prefix(double seconds);
+// That scale (1 unless DPSIM_E2E_TIMEOUT_SCALE says otherwise), for wall-time bounds of a test's own.
+double timeout_scale();
 
 // The dpsim binary the tests run: $DPSIM_BINARY when set (CMakeLists.txt's file-by-file check runs this
 // suite against its own build of dpsim), else the one built beside this test binary.
