@@ -16,8 +16,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (double k : {e->k_prefill_attention_mqa, e->k_prefill_attention_mha, e->k_decode_attention_dense,
                    e->k_decode_attention_sparse, e->k_gemm, e->k_gemm_hbm, e->k_attention_hbm,
                    e->k_prefill_efficiency, e->storage_efficiency})
-    if (!(k > 0 && k <= 1))
-      sim::fuzz::contract_broken("accepted engine with a fraction outside (0, 1]", e->name);
+    if (!(k >= 0.01 && k <= 1))  // models/engine/README.md, "Bounds, and why"
+      sim::fuzz::contract_broken("accepted engine with a fraction outside [0.01, 1]", e->name);
+  for (double k : {e->k_decode_experts, e->k_prefill_experts})
+    if (!(k == 0 || (k >= 0.01 && k <= 1)))
+      sim::fuzz::contract_broken("accepted engine with an expert rate neither 0 nor in [0.01, 1]", e->name);
   const double tokens = e->tokens_per_step();
   if (!std::isfinite(tokens) || tokens < 1 || e->queries_per_step() < 1)
     sim::fuzz::contract_broken("accepted engine with fewer than one token per step", e->name);

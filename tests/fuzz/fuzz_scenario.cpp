@@ -26,6 +26,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (sc->cluster.prefill_nodes < 1 || sc->cluster.decode_nodes < 1 || !sc->resolved.is_object())
     sim::fuzz::contract_broken("accepted scenario with unusable values", sc->name);
+  // MTP runs only on a model with a draft module (config/scenario.cpp).
+  if (sc->model.mtp_modules == 0 && sc->engine.mtp_draft_tokens > 0)
+    sim::fuzz::contract_broken("accepted scenario running MTP on a model without a draft module", sc->name);
   (void)sc->resolved.dump();  // the echo written into every results file must serialise
   return 0;
 }
