@@ -139,13 +139,15 @@ TEST_CASE("Run: the table names the model, engine and hardware, --out onto a dir
   const e2e::Output o = commands_run(s.dir, "run " + scenario + " --out r.json --set sim.progress=false");
   INFO(o.text);
   REQUIRE(o.code == 0);
-  CHECK_THAT(o.text, Catch::StartsWith("model e2e-io-model   engine e2e-io-engine   hardware e2e-io-hw\n"));
+  // The table's first line, before its JCT line (a sanitizer build's SimGrid may log a line before it).
+  CHECK_THAT(o.text, Catch::Contains("model e2e-io-model   engine e2e-io-engine   hardware e2e-io-hw\nJCT "));
   // Before, the run went to its end and then said "cannot rename ..." with no reason.
   fs::create_directories(s.dir / "results");
   const e2e::Output d = commands_run(s.dir, "run " + scenario + " --out results");
   INFO(d.text);
   CHECK(d.code == 2);
-  CHECK(d.text == "dpsim: --out: results is a directory, expected a file\n");
+  CHECK_THAT(d.text, Catch::EndsWith("\ndpsim: --out: results is a directory, expected a file\n") ||
+                         Catch::Equals("dpsim: --out: results is a directory, expected a file\n"));
   // --out into directories that do not exist: they are created (every command's --out does: README).
   const e2e::Output n = commands_run(s.dir, "run " + scenario + " --quiet --out new/dir/r.json");
   CHECK(n.code == 0);
