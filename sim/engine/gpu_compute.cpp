@@ -78,15 +78,21 @@ sg4::ExecPtr GpuCompute::start(sg4::Host* host, double work) {
   const double flops = halted_ ? 0 : work;
   simgrid::kernel::actor::simcall_answered([&]() { plan->set_flops_amount(flops)->set_host(host)->start(); });
   started(rec_, t_);
+  slot_[plan.get()] = running_.size();
   running_.push_back({plan, work, flops, sg4::Engine::get_clock()});
   return plan;
 }
 
 GpuCompute::Running GpuCompute::untrack(const sg4::ExecPtr& e) {
-  auto it = std::find_if(running_.begin(), running_.end(), [&](const Running& r) { return r.exec == e; });
-  SIM_CHECK(it != running_.end(), "an execution waited for twice");
-  const Running r = *it;
-  *it = running_.back();
+  const auto it = slot_.find(e.get());
+  SIM_CHECK(it != slot_.end(), "an execution waited for twice");
+  const size_t i = it->second;
+  slot_.erase(it);
+  const Running r = running_[i];
+  if (i + 1 < running_.size()) {  // the last entry takes its place
+    running_[i] = running_.back();
+    slot_[running_[i].exec.get()] = i;
+  }
   running_.pop_back();
   return r;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <simgrid/s4u/Exec.hpp>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/engine/recorder.h"
@@ -67,7 +68,9 @@ class GpuCompute {
 
   Recorder& rec_;
   const transport::Transport& t_;
-  std::vector<Running> running_;  // one per group plan in flight: a few hundred at most
+  std::vector<Running>
+      running_;  // one per execution in flight, in a deterministic order (halt cancels in it)
+  std::unordered_map<const simgrid::s4u::Exec*, size_t> slot_;  // each one's index in running_
   bool halted_ = false;
 };
 
