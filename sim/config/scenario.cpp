@@ -184,8 +184,9 @@ void read_policy(JsonReader& r, PolicyConfig& p) {
   p.layerwise = r.boolean("layerwise", def.layerwise);
   p.ep_overlap = r.one_of("ep_overlap", def.ep_overlap, {"engine", "two_micro_batches", "none", "ideal"});
   p.fixed_costs = r.boolean("fixed_costs", def.fixed_costs);
-  p.batching = r.one_of("batching", def.batching, {"quota", "fifo"});
+  p.batching = r.one_of("batching", def.batching, {"fifo", "quota"});
   p.compute_quota_s = r.positive("compute_quota_s", def.compute_quota_s);
+  p.quota_scope = r.one_of("quota_scope", def.quota_scope, {"pass", "layer"});
   p.fetch_period_s = r.positive("fetch_period_s", def.fetch_period_s);
   p.pe_group_nodes = count(r, "pe_group_nodes", def.pe_group_nodes, 0);
   p.alpha_tokens = r.non_negative("alpha_tokens", def.alpha_tokens);
@@ -824,6 +825,7 @@ nlohmann::json to_json(const ScenarioConfig& sc, const References& refs) {
                  {"fixed_costs", p.fixed_costs},
                  {"batching", p.batching},
                  {"compute_quota_s", p.compute_quota_s},
+                 {"quota_scope", p.quota_scope},
                  {"fetch_period_s", p.fetch_period_s},
                  {"pe_group_nodes", p.pe_group_nodes},
                  {"alpha_tokens", p.alpha_tokens},

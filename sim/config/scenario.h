@@ -104,14 +104,19 @@ struct PolicyConfig {
   // false: the engine file's fixed costs (exchange.latency, kernels.*_overhead_s, the CPU time per pass and
   // per step) are taken as 0
   bool fixed_costs = true;
-  std::string batching = "quota";  // quota | fifo
-  double compute_quota_s = 0.3;    // DualPath §A.4
-  double fetch_period_s = 0.05;    // scheduler fetch period (not given by the paper)
-  int pe_group_nodes = 0;          // queued schedulers: prefill nodes per PE group; 0 = one group of all
-  double alpha_tokens = 0;         // dualpath scheduler: short-read-queue threshold; 0 = 3 s of reads
-  double beta_tokens = 0;          // dualpath scheduler: PE unfinished-token cap; 0 = 5 s of prefill
-  int persist_block_tokens = 64;   // decode persistence granularity
-  bool persist_append = true;      // the DE persists the appended tokens' KV too
+  // fifo: a GPU's ready requests FIFO, bounded by the engine's largest pass and HBM; quota: the paper's
+  // intra-engine scheduler (§6.2), FIFO under the compute quota with the last request cut
+  std::string batching = "fifo";  // fifo | quota
+  double compute_quota_s = 0.3;   // DualPath §A.4
+  // What the quota bounds: pass = a GPU's predicted attention over the whole forward pass (all layers), the
+  // reading under which it binds; layer = one layer's (scenarios/README.md, "The compute quota's scope").
+  std::string quota_scope = "pass";  // pass | layer
+  double fetch_period_s = 0.05;      // scheduler fetch period (not given by the paper)
+  int pe_group_nodes = 0;            // queued schedulers: prefill nodes per PE group; 0 = one group of all
+  double alpha_tokens = 0;           // dualpath scheduler: short-read-queue threshold; 0 = 3 s of reads
+  double beta_tokens = 0;            // dualpath scheduler: PE unfinished-token cap; 0 = 5 s of prefill
+  int persist_block_tokens = 64;     // decode persistence granularity
+  bool persist_append = true;        // the DE persists the appended tokens' KV too
   // off | on: outside the live bottleneck-free P/D range, reads split by the best DE-path share
   // (policy/pd_guard.h); inside it the read-path policy decides alone
   std::string pd_guard = "off";

@@ -114,6 +114,8 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
   }
   if (p.tokens <= 0) {
     p.layer_work.assign(n, 0.0);
+    p.own_s = own;
+    p.wait_s.assign(n, 0.0);
     return p;
   }
   if (!m.moe() && n > 1) {
@@ -172,14 +174,47 @@ PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw
     return o.total();
   };
   p.layer_s = layer(slowest);
+  p.own_s = own;
+  p.slowest = static_cast<size_t>(std::max_element(own.begin(), own.end()) - own.begin());
   for (size_t i = 0; i < n; ++i) {
     // One schedule per GPU (a prefill's two streams are simulated layer by layer): its time serves both.
     const double own_time = layer(own[i]);
     p.layer_work.push_back(own_time * hw.gpu_flops);
-    p.split += o.split(own[i] + shared, own_time, p.layer_s, m.layers);
+    const TimeSplit gpu = o.split(own[i] + shared, own_time, p.layer_s, m.layers);
+    p.wait_s.push_back(gpu.imbalance_s);
+    p.split += gpu;
   }
   p.exchange_bytes = x.cnic;
   return p;
+}
+
+WaitCauses& WaitCauses::operator+=(const WaitCauses& o) {
+  attention_s += o.attention_s;
+  dense_s += o.dense_s;
+  chunk_s += o.chunk_s;
+  return *this;
+}
+
+WaitCauses pass_wait_causes(const PassPlan& p, bool slowest_cut) {
+  WaitCauses w;
+  const size_t k = p.slowest;
+  for (size_t i = 0; i < p.wait_s.size(); ++i) {
+    const double wait = p.wait_s[i];
+    if (wait <= 0) continue;
+    if (slowest_cut) {
+      w.chunk_s += wait;
+      continue;
+    }
+    const double more_attention = std::max(0.0, p.attention_s[k] - p.attention_s[i]);
+    const double more_dense =
+        std::max(0.0, (p.own_s[k] - p.attention_s[k]) - (p.own_s[i] - p.attention_s[i]));
+    const double more = more_attention + more_dense;
+    // A wait with no larger part behind it (a schedule's rounding) counts as attention's.
+    const double a = more > 0 ? more_attention / more : 1.0;
+    w.attention_s += wait * a;
+    w.dense_s += wait * (1 - a);
+  }
+  return w;
 }
 
 namespace {

@@ -66,6 +66,10 @@ struct OverlapTerms {
 struct PassPlan {
   int layers = 1;
   std::vector<double> attention_s;  // per GPU: its attention time of one layer
+  std::vector<double> own_s;        // per GPU: its part of one layer before the exchange (attention, dense
+                                    // GEMMs, small kernels)
+  std::vector<double> wait_s;       // per GPU: the whole pass's wait for the slowest GPU (split.imbalance_s)
+  size_t slowest = 0;               // the GPU whose layer sets the pace
   std::vector<double> layer_work;   // per GPU: one layer's work (FLOPs at gpu_flops)
   double layer_s = 0;               // the pass's pace: the slowest GPU's layer
   double tokens = 0;                // new tokens over the group
@@ -77,6 +81,19 @@ struct PassPlan {
 // prefill role's EP group (its GPUs shard the experts; its nodes set the exchange's remote share).
 PassPlan prefill_pass(const config::ModelSpec& m, const config::HardwareSpec& hw, const config::EngineSpec& e,
                       const std::vector<std::vector<Chunk>>& per_gpu, const EpGroup& ep);
+
+// A pass's waits for its slowest GPU (the sum of wait_s, split.imbalance_s) by what the slowest GPU holds
+// more of: when its batch ends in a cut request (`slowest_cut`: a chunk that the compute quota or the largest
+// pass cut, continued in a later pass), every wait is `chunk_s` (the slowest GPU is at its batch's limit;
+// the others had less work than that); otherwise each GPU's wait goes to `attention_s` and `dense_s` in
+// proportion to how much more attention and how much more of the rest of its own part (dense GEMMs, small
+// kernels) the slowest GPU has than it (a long prompt held whole sets the pace by its attention).
+struct WaitCauses {
+  double attention_s = 0, dense_s = 0, chunk_s = 0;
+  double total_s() const { return attention_s + dense_s + chunk_s; }
+  WaitCauses& operator+=(const WaitCauses& o);
+};
+WaitCauses pass_wait_causes(const PassPlan& p, bool slowest_cut);
 
 // One decode step of the decode role's EP group `ep`, whose GPUs step in lock-step (DeepSeek's decode
 // runs every layer's dispatch and combine across the whole group): each GPU's attention and dense GEMMs

@@ -19,8 +19,7 @@ UnloadedLatency::UnloadedLatency(const config::ScenarioConfig& sc) : sc_(sc) {
   // tensor-parallel unit (a unit of one GPU for a model every GPU holds whole).
   const int dp = sc.cluster.prefill_dp_group_gpus;
   dp_gpus_ = dp == 0 ? pe_unit : dp;
-  if (sc.policy.batching == "quota") limits_.quota_s = sc.policy.compute_quota_s;
-  if (sc.engine.max_pass_tokens > 0) limits_.max_tokens = sc.engine.max_pass_tokens;
+  limits_ = batch_limits(sc.policy, sc.engine, m);
   kv_token_ = kv_bytes_per_token(m);
   kv_token_layer_ = kv_bytes_per_token_layer(m);
   read_Bps_ = storage::read_Bps(hw, sc.engine, sc.policy.persist_block_tokens * kv_token_);

@@ -18,9 +18,12 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-// outputs.timeline: one "prefill" event per GPU of the group that had work in the pass.
+// outputs.timeline: one "prefill" event per GPU of the group that had work in the pass, with the quota's
+// measure of its batch (its predicted attention over policy.quota_scope) and whether it ends in a cut
+// request.
 void trace_pass(metrics::Timeline& tl, const PrefillEngineState& pe, size_t requests,
-                const std::vector<cost::Chunk>& chunks, double busy_s, double t0, double t1) {
+                const std::vector<cost::Chunk>& chunks, double busy_s, double quota_measure_s, bool cut,
+                double t0, double t1) {
   if (requests == 0) return;
   double tokens = 0, cached = 0;
   for (const auto& c : chunks) {
@@ -31,7 +34,9 @@ void trace_pass(metrics::Timeline& tl, const PrefillEngineState& pe, size_t requ
               {{"requests", static_cast<double>(requests)},
                {"tokens", tokens},
                {"cached_tokens", cached},
-               {"compute_s", busy_s}});
+               {"compute_s", busy_s},
+               {"quota_measure_s", quota_measure_s},
+               {"cut", cut ? 1.0 : 0.0}});
 }
 
 // The pass's compute on the group's GPUs: layers of the plan's per-GPU work, one execution per GPU.
@@ -102,9 +107,7 @@ PrefillService::PrefillService(EngineContext& ctx)
   }
   c_.buffers.set_pe_waker([this](int pe) { pes_[pe].cv->notify_all(); });
   in_pass_.assign(c_.h.nodes.size(), 0);
-  cost::BatchLimits limits;
-  if (c_.sc.policy.batching == "quota") limits.quota_s = c_.sc.policy.compute_quota_s;
-  if (c_.sc.engine.max_pass_tokens > 0) limits.max_tokens = c_.sc.engine.max_pass_tokens;
+  cost::BatchLimits limits = cost::batch_limits(c_.sc.policy, c_.sc.engine, c_.sc.model);
   // HBM per token that must be resident: every layer (Basic), or two layers (layerwise: the layer
   // computing and the next one loading), whatever the simulation's granularity.
   limits.hbm_bytes_per_token = c_.sc.policy.layerwise ? 2 * c_.kv_token_layer : c_.kv_token;
@@ -167,9 +170,10 @@ bool PrefillService::has_work(const PrefillEngineState& pe) const {
 }
 
 // pe's batch for the next pass (FIFO; requests whose DE-side space does not fit keep their place).
-void PrefillService::form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch,
-                                std::vector<cost::Chunk>& chunks) {
+PrefillService::BatchForm PrefillService::form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch,
+                                                     std::vector<cost::Chunk>& chunks) {
   cost::QuotaBatchFormer former(c_.sc.model, c_.sc.prefill_hardware, c_.sc.engine, unit_limits_[pe.unit]);
+  BatchForm form;
   std::vector<RequestId> skipped;
   while (!pe.ready.empty() && !former.closed()) {
     const RequestId id = pe.ready.front();
@@ -183,10 +187,43 @@ void PrefillService::form_batch(PrefillEngineState& pe, std::vector<PassItem>& b
     const auto offer = former.offer(c);
     if (offer.verdict == cost::QuotaBatchFormer::Verdict::kRejected) break;
     batch.push_back({id, {c.cached, offer.bsz}, r.hit_pushed});
+    form.cut = offer.verdict == cost::QuotaBatchFormer::Verdict::kChunked;
     pe.ready.pop_front();
   }
   pe.ready.insert(pe.ready.begin(), skipped.begin(), skipped.end());
   chunks = former.chunks();
+  form.bound = former.closed_by();
+  form.predicted_s = former.predicted_s();
+  return form;
+}
+
+void PrefillService::record_pass(const cost::PassPlan& plan, const std::vector<BatchForm>& forms,
+                                 double wall_s) {
+  PassStats& s = c_.rec.prefill_passes;
+  const size_t n = forms.size();
+  s.passes++;
+  s.gpus += static_cast<double>(n);
+  s.wall_s += wall_s;
+  s.tokens += plan.tokens;
+  double own_sum = 0;
+  bool cut = false;
+  for (size_t i = 0; i < n; ++i) {
+    own_sum += plan.own_s[i];
+    cut = cut || forms[i].cut;
+    if (plan.own_s[i] <= 0) continue;  // no new token: no batch
+    s.gpus_with_work++;
+    s.batches++;
+    s.predicted_s += forms[i].predicted_s;
+    s.attention_s += plan.attention_s[i] * plan.layers;
+    s.closed_by_quota += forms[i].bound == cost::BatchBound::kQuota ? 1 : 0;
+    s.closed_by_tokens += forms[i].bound == cost::BatchBound::kTokens ? 1 : 0;
+    s.closed_by_hbm += forms[i].bound == cost::BatchBound::kHbm ? 1 : 0;
+  }
+  if (own_sum > 0) s.slowest_over_mean += plan.own_s[plan.slowest] * static_cast<double>(n) / own_sum;
+  s.passes_with_cut += cut ? 1 : 0;
+  const bool slowest_cut = forms[plan.slowest].cut;
+  s.passes_slowest_cut += slowest_cut ? 1 : 0;
+  c_.rec.prefill_time.waits += cost::pass_wait_causes(plan, slowest_cut);
 }
 
 void PrefillService::plan_transfers(const PrefillEngineState& pe, const std::vector<PassItem>& batch,
@@ -221,6 +258,7 @@ void PrefillService::pass_loop(int group) {
   size_t n = 0;
   std::vector<std::vector<PassItem>> batches;
   std::vector<std::vector<cost::Chunk>> chunks;
+  std::vector<BatchForm> forms;
   std::vector<sg4::Host*> hosts;
   std::vector<double> work, busy;
   // The pass's EP exchange endpoints: every GPU of a pass exchanges the same bytes at the same pace, so a
@@ -245,6 +283,7 @@ void PrefillService::pass_loop(int group) {
     n = members.size();
     batches.assign(n, {});
     chunks.assign(n, {});
+    forms.assign(n, {});
     work.assign(n, 0.0);
     busy.assign(n, 0.0);
     pass_nodes.clear();
@@ -277,7 +316,7 @@ void PrefillService::pass_loop(int group) {
     }
     for (size_t i = 0; i < n; ++i) {
       batches[i].clear();
-      form_batch(pes_[members[i]], batches[i], chunks[i]);
+      forms[i] = form_batch(pes_[members[i]], batches[i], chunks[i]);
     }
     control::RunControl::release(lock);
 
@@ -320,8 +359,10 @@ void PrefillService::pass_loop(int group) {
 
     if (c_.timeline != nullptr)
       for (size_t i = 0; i < n; ++i)
-        trace_pass(*c_.timeline, pes_[members[i]], batches[i].size(), chunks[i], busy[i], now0, now());
+        trace_pass(*c_.timeline, pes_[members[i]], batches[i].size(), chunks[i], busy[i],
+                   forms[i].predicted_s, forms[i].cut, now0, now());
     c_.rec.prefill_time.add(plan.split, now() - now0, static_cast<double>(n));
+    if (plan.tokens > 0) record_pass(plan, forms, now() - now0);
 
     // Account the computed tokens; finished requests go to their DE, a chunked one stays at the head.
     for (size_t i = 0; i < n; ++i) {

@@ -75,6 +75,13 @@ class PrefillService {
     cost::Chunk chunk;
     bool hit_pushed = false;  // the request's hit_pushed before the pass (a failed pass restores it)
   };
+  // How a GPU's batch was formed: what closed it, whether it ends in a cut request (a chunk continued in a
+  // later pass), and the quota's measure of it (cost/batch_quota.h).
+  struct BatchForm {
+    cost::BatchBound bound = cost::BatchBound::kNone;
+    bool cut = false;
+    double predicted_s = 0;
+  };
   // A node of the pass failed during it: its requests that are not lost go back to the head of their PE's
   // queue, as they were before the pass.
   void undo_pass(std::vector<std::vector<PassItem>>& batches, const std::vector<int>& members);
@@ -82,7 +89,10 @@ class PrefillService {
   bool has_work(const PrefillEngineState& pe) const;
   // Whether the PEs on `node` hold no request (placed, reading or ready).
   bool holds_nothing(int node) const;
-  void form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch, std::vector<cost::Chunk>& chunks);
+  BatchForm form_batch(PrefillEngineState& pe, std::vector<PassItem>& batch,
+                       std::vector<cost::Chunk>& chunks);
+  // A pass's figures for the results: summary.prefill_passes and the waits' causes in the time split.
+  void record_pass(const cost::PassPlan& plan, const std::vector<BatchForm>& forms, double wall_s);
   // The transfers of one GPU's batch: KV loads to the GPU and pushes to the DE buffers, per layer.
   void plan_transfers(const PrefillEngineState& pe, const std::vector<PassItem>& batch, Flows& load,
                       Flows& push);

@@ -30,6 +30,7 @@ struct TurnSample {
 // exchange), once per GPU.
 struct TimeSplitSum {
   cost::TimeSplit parts;
+  cost::WaitCauses waits;  // parts.imbalance_s by cause (prefill passes; cost::pass_wait_causes)
   double stall_s = 0;
   // `plan`: the parts of `gpus` GPUs' plan, which took `wall` seconds.
   void add(const cost::TimeSplit& plan, double wall, double gpus) {
@@ -37,6 +38,23 @@ struct TimeSplitSum {
     stall_s += std::max(0.0, gpus * wall - plan.total_s());
   }
   double total_s() const { return parts.total_s() + stall_s; }
+};
+
+// The prefill passes of DP-attention groups, summed over passes (summary.prefill_passes): how full they were,
+// how even, and what closed each GPU's batch (cost::BatchBound).
+struct PassStats {
+  int64_t passes = 0;
+  double gpus = 0;                 // GPUs in the passes
+  double gpus_with_work = 0;       // of them, those with new tokens to compute
+  double slowest_over_mean = 0;    // per pass: the slowest GPU's own part of a layer over the GPUs' mean
+  int64_t passes_with_cut = 0;     // passes in which some GPU's batch ends in a cut request (a chunk)
+  int64_t passes_slowest_cut = 0;  // passes whose slowest GPU's batch ends in one
+  int64_t batches = 0;             // GPU batches with work
+  int64_t closed_by_quota = 0, closed_by_tokens = 0, closed_by_hbm = 0;  // of them, cut or closed by it
+  double tokens = 0;                                                     // new tokens
+  double predicted_s = 0;  // the quota's measure (cost/batch_quota.h) over the batches with work
+  double attention_s = 0;  // their attention, all layers
+  double wall_s = 0;       // the passes' wall time
 };
 
 struct Recorder {
@@ -75,6 +93,7 @@ struct Recorder {
   // over the group's GPUs). DualPath §7.5's attention balance.
   std::vector<std::pair<float, float>> attention_balance;
   TimeSplitSum prefill_time, decode_time;  // the time_split section of the results
+  PassStats prefill_passes;
 };
 
 }  // namespace sim::engine

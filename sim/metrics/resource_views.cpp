@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "sim/metrics/results.h"
 
 namespace sim::metrics {
@@ -112,12 +114,14 @@ nlohmann::json balance_summary(const LinkStats& links, const engine::Recorder& r
                                const config::OutputConfig& out, double jct) {
   constexpr double kFirstPart = 0.05;
   const double interval = out.timeseries_interval_s;
-  return {{"window_s", out.window_s},
-          {"snic_max_avg", links.snic_max_avg()},
-          {"snic_max_avg_series", interval_means(links.snic_ratio_windows(), interval, jct)},
-          {"attention_max_avg", mean_until(rec.attention_balance, kFirstPart * jct)},
-          {"attention_max_avg_series", interval_means(rec.attention_balance, interval, jct)},
-          {"series_interval_s", interval}};
+  return {
+      {"window_s", out.window_s},
+      {"snic_max_avg", links.snic_max_avg()},
+      {"snic_max_avg_series", interval_means(links.snic_ratio_windows(), interval, jct)},
+      {"attention_max_avg", mean_until(rec.attention_balance, kFirstPart * jct)},
+      {"attention_max_avg_run", mean_until(rec.attention_balance, std::numeric_limits<double>::infinity())},
+      {"attention_max_avg_series", interval_means(rec.attention_balance, interval, jct)},
+      {"series_interval_s", interval}};
 }
 
 }  // namespace sim::metrics

@@ -57,7 +57,8 @@ ResourceViews resource_views(const LinkStats& links, const std::vector<GpuLoad>&
 //                       with traffic; snic_max_avg_series: the same per series interval
 //   attention_max_avg   max/avg attention time across the GPUs of a DP-attention group per forward pass,
 //                       averaged over the passes that start in the first 5% of the run (null when every
-//                       group is one GPU: cluster.prefill_dp_group_gpus = 1); _series per series interval
+//                       group is one GPU: cluster.prefill_dp_group_gpus = 1); _series per series interval;
+//                       attention_max_avg_run: the same over every pass of the run
 nlohmann::json balance_summary(const LinkStats& links, const engine::Recorder& rec,
                                const config::OutputConfig& out, double jct);
 

@@ -136,7 +136,7 @@ nlohmann::json units_summary(int gpus_each, const std::vector<UnitGpu>& gpus, do
           {"per_unit", per_unit}};
 }
 
-nlohmann::json time_split_summary(const engine::TimeSplitSum& t, double gpus, double duration_s) {
+nlohmann::json time_split_summary(const engine::TimeSplitSum& t, double gpus, double duration_s, bool waits) {
   const double all = gpus * duration_s;
   const double idle = std::max(0.0, all - t.total_s());
   nlohmann::json j = {{"gpu_s", all}};
@@ -150,7 +150,36 @@ nlohmann::json time_split_summary(const engine::TimeSplitSum& t, double gpus, do
     j[std::string(key) + "_s"] = v;
     j[std::string(key) + "_share"] = all > 0 ? v / all : 0;
   }
+  if (waits) {
+    nlohmann::json& w = j["imbalance_by_cause"];
+    const double imbalance = t.parts.imbalance_s;
+    for (const auto& [key, v] : {std::pair<const char*, double>{"attention", t.waits.attention_s},
+                                 {"dense", t.waits.dense_s},
+                                 {"chunk", t.waits.chunk_s}}) {
+      w[std::string(key) + "_s"] = v;
+      w[std::string(key) + "_share"] = imbalance > 0 ? v / imbalance : 0;
+    }
+  }
   return j;
+}
+
+nlohmann::json prefill_passes_summary(const engine::PassStats& s) {
+  if (s.passes == 0) return nullptr;
+  const double passes = static_cast<double>(s.passes), batches = static_cast<double>(s.batches);
+  const auto per_batch = [&](double v) { return batches > 0 ? v / batches : 0.0; };
+  return {{"passes", s.passes},
+          {"gpus_mean", s.gpus / passes},
+          {"gpus_with_work_share", s.gpus > 0 ? s.gpus_with_work / s.gpus : 0.0},
+          {"slowest_over_mean", s.slowest_over_mean / passes},
+          {"with_cut_share", static_cast<double>(s.passes_with_cut) / passes},
+          {"slowest_cut_share", static_cast<double>(s.passes_slowest_cut) / passes},
+          {"batch_tokens_mean", per_batch(s.tokens)},
+          {"batch_quota_measure_mean_s", per_batch(s.predicted_s)},
+          {"batch_attention_mean_s", per_batch(s.attention_s)},
+          {"closed_by_quota_share", per_batch(static_cast<double>(s.closed_by_quota))},
+          {"closed_by_tokens_share", per_batch(static_cast<double>(s.closed_by_tokens))},
+          {"closed_by_hbm_share", per_batch(static_cast<double>(s.closed_by_hbm))},
+          {"wall_mean_s", s.wall_s / passes}};
 }
 
 }  // namespace sim::metrics

@@ -72,7 +72,18 @@ nlohmann::json units_summary(int gpus_each, const std::vector<UnitGpu>& gpus, do
 
 // summary.time_split.<role>: where the role's GPU time went over a run of `duration_s` on `gpus` GPUs, in
 // GPU-seconds and as shares of gpus x duration_s: compute, exchange, fixed, cpu, imbalance, stall
-// (engine/recorder.h: TimeSplitSum) and idle (no pass or step), which add up to it.
-nlohmann::json time_split_summary(const engine::TimeSplitSum& t, double gpus, double duration_s);
+// (engine/recorder.h: TimeSplitSum) and idle (no pass or step), which add up to it. With `waits` (prefill):
+// imbalance_by_cause {attention, dense, chunk}, the imbalance split by what the slowest GPU of each pass held
+// more of (cost::pass_wait_causes), in GPU-seconds and as shares of the imbalance.
+nlohmann::json time_split_summary(const engine::TimeSplitSum& t, double gpus, double duration_s,
+                                  bool waits = false);
+
+// summary.prefill_passes: the DP-attention groups' forward passes (engine/recorder.h: PassStats): their
+// count, mean GPUs per pass and the share of them with new tokens to compute, the mean over passes of the
+// slowest GPU's own part of a layer over the GPUs' mean, the shares of passes with a cut request (a chunk)
+// and whose slowest GPU's batch ends in one, per GPU batch with work its mean new tokens, quota measure and
+// attention (all layers) and the shares closed by the quota, the largest pass and the HBM cap, the passes'
+// mean wall time. Null when no pass ran.
+nlohmann::json prefill_passes_summary(const engine::PassStats& s);
 
 }  // namespace sim::metrics

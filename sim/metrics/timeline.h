@@ -60,7 +60,7 @@ TurnTimes turn_times(const Request& r) {
 
 class Timeline {
  public:
-  static constexpr int kMaxArgs = 5;  // more args on one event are ignored
+  static constexpr int kMaxArgs = 6;  // more args on one event are ignored
 
   // REQUIRES: 0 <= start_s < end_s, max_events >= 1, request_every >= 1.
   explicit Timeline(const TimelineOptions& options);

@@ -295,10 +295,11 @@ StatusOr<Results> simulate(const config::ScenarioConfig& sc, const RunOptions& o
               {"tokens_per_step", sc.engine.tokens_per_step()},
               {"model_modules", sc.model.mtp_modules},
               {"not_run_draft_tokens", sc.engine.mtp_draft_tokens_not_run}};
-  s["time_split"] = {{"prefill", metrics::time_split_summary(rec.prefill_time,
-                                                             static_cast<double>(cluster.pes().size()), end)},
+  s["time_split"] = {{"prefill", metrics::time_split_summary(
+                                     rec.prefill_time, static_cast<double>(cluster.pes().size()), end, true)},
                      {"decode", metrics::time_split_summary(rec.decode_time,
                                                             static_cast<double>(cluster.des().size()), end)}};
+  s["prefill_passes"] = metrics::prefill_passes_summary(rec.prefill_passes);
   control::judge_slo(sc, rec, cluster.run().stopped_by(), cluster.stop_rules().warmup_end_s(), s);
 
   {  // resources, resource_classes, bottleneck

@@ -1,5 +1,6 @@
 // End-to-end checks of a prefill pass's transfers against hand computations: where a chunked prefill loads
 // its cached KV from, and the EP exchange of a pass over two nodes.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -81,4 +82,77 @@ TEST_CASE("Prefill pass of a DP group over 16 GPUs -> one GPU execution per pass
     CHECK(idle > 0);
     CHECK(loaded > 5 * idle);
   }
+}
+
+TEST_CASE(
+    "Quota scope: a long first turn among short ones -> cut under pass, whole under layer as under fifo",
+    "[e2e]") {
+  // quota_scope_1p1d: DS 27B, eight prefill GPUs in one pass group, agent 0's first turn 60K tokens (about
+  // 33 ms of predicted attention per layer, 1 s over the 30 layers), the others' 1K. Under `pass` the quota
+  // cuts it: every pass of GPU 0 (the timeline's "prefill" events) predicts at most 300 ms, some of them are
+  // cut; the other GPUs' first turns do not wait for the whole prompt. Under `layer` 33 ms is far from the
+  // quota: nothing is cut, and the run is the fifo run's, bit for bit.
+  e2e::Scratch dir;
+  const std::string case_file = e2e::case_file("quota_scope_1p1d.json");
+  const std::string tl_path = (dir.dir / "tl.json").string();
+  const std::string pass_csv = (dir.dir / "pass.csv").string(), layer_csv = (dir.dir / "layer.csv").string();
+  const auto pass = e2e::run_ok(
+      case_file, {"policy.quota_scope=pass", "outputs.timeline=" + tl_path, "outputs.requests=" + pass_csv});
+  const auto layer = e2e::run_ok(case_file, {"policy.quota_scope=layer", "outputs.requests=" + layer_csv});
+  const auto fifo = e2e::run_ok(case_file, {"policy.batching=fifo"});
+
+  const auto& pp = pass.at("summary").at("prefill_passes");
+  CHECK(pp.at("closed_by_quota_share").get<double>() > 0);
+  CHECK(pp.at("with_cut_share").get<double>() > 0);
+  CHECK(
+      pass.at("summary").at("time_split").at("prefill").at("imbalance_by_cause").at("chunk_s").get<double>() >
+      0);
+  // Every GPU batch within the quota; a cut one filled to it (the binary search leaves less than one
+  // token's attention, well under 1% of 300 ms, unused); the three cut chunks of the 60K prompt.
+  int cut = 0;
+  double cut_tokens = 0;
+  const nlohmann::json tl = nlohmann::json::parse(e2e::read_text(tl_path));
+  for (const auto& e : tl.at("traceEvents")) {
+    if (e.value("name", "") != "prefill" || !e.at("args").contains("quota_measure_s")) continue;
+    const double measure = e.at("args").at("quota_measure_s").get<double>();
+    CHECK(measure <= 0.3);
+    if (e.at("args").at("cut").get<double>() > 0) {
+      CHECK(measure > 0.297);
+      cut++;
+      cut_tokens += e.at("args").at("tokens").get<double>();
+    }
+  }
+  CHECK(cut >= 3);  // about 1 s of attention (more at a lower kernels.prefill_efficiency) in 0.3 s chunks
+  CHECK(cut_tokens < 60000);
+
+  const auto& lp = layer.at("summary").at("prefill_passes");
+  CHECK(lp.at("closed_by_quota_share").get<double>() == 0);
+  CHECK(lp.at("with_cut_share").get<double>() == 0);
+  nlohmann::json a = e2e::without_run_info(layer), b = e2e::without_run_info(fifo);
+  a.erase("scenario");
+  b.erase("scenario");
+  a.erase("requests");
+  CHECK(a == b);
+
+  // The first turns of agents 1-7 (1K tokens each) wait for agent 0's first pass only: shorter under pass.
+  const auto first_ttft = [](const std::string& csv) {
+    const auto rows = e2e::read_csv(csv);
+    REQUIRE(!rows.empty());
+    const auto column = [&](const std::string& name) {
+      const auto it = std::find(rows[0].begin(), rows[0].end(), name);
+      REQUIRE(it != rows[0].end());
+      return static_cast<size_t>(it - rows[0].begin());
+    };
+    const size_t agent = column("agent"), turn = column("turn"), ttft = column("ttft_s");
+    double sum = 0;
+    int n = 0;
+    for (size_t i = 1; i < rows.size(); ++i)
+      if (rows[i].at(turn) == "0" && rows[i].at(agent) != "0") {
+        sum += std::stod(rows[i].at(ttft));
+        n++;
+      }
+    REQUIRE(n == 7);
+    return sum / n;
+  };
+  CHECK(first_ttft(pass_csv) < 0.8 * first_ttft(layer_csv));
 }

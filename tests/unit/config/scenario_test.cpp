@@ -108,7 +108,8 @@ TEST_CASE("Scenario: resolved JSON -> every field with its default, references a
   CHECK(r["network"]["qos"] == "none");
   CHECK(r["outputs"]["window_s"] == 1.0);
   CHECK(r["seed"] == 1);
-  CHECK(r["policy"].size() == 14);
+  CHECK(r["policy"].size() == 15);
+  CHECK(r["policy"]["quota_scope"] == "pass");
   CHECK(r["policy"]["ep_overlap"] == "engine");  // the engine file's exchange.overlap
   CHECK(r["policy"]["fixed_costs"] == true);
   CHECK(r["policy"]["pd_guard"] == "off");
@@ -347,7 +348,9 @@ TEST_CASE("Scenario: unknown policy or enum value -> error lists the valid names
              Contains("--set policy.scheduler=magic: policy.scheduler: expected one of " +
                       list(sim::policy::scheduler_names())));
   CHECK_THAT(error_of(load_with(dir, R"("policy": {"batching": "lifo"})")),
-             Contains("policy.batching: expected one of quota, fifo"));
+             Contains("policy.batching: expected one of fifo, quota"));
+  CHECK_THAT(error_of(load_with(dir, R"("policy": {"quota_scope": "batch"})")),
+             Contains("policy.quota_scope: expected one of pass, layer"));
   CHECK_THAT(error_of(load_with(dir, R"("workload": {"mode": "batch"})")),
              Contains("workload.mode: expected one of offline, online"));
   CHECK_THAT(error_of(load_with(dir, R"("workload": {"generator": {"dataset": "128k"}})")),
