@@ -110,7 +110,7 @@ class Study {
       f.quantity = p.quantity;
       f.measured = p.measured;
       f.simulated = simulated_.at(candidate_name(best.x))[i];
-      f.rel_error = best.r[i];
+      f.rel_error = (f.simulated - p.measured) / p.measured;
       f.tolerance = p.tolerance;
       f.within = std::fabs(f.rel_error) <= p.tolerance;
       f.result = "points/" + p.name + "@" + candidate_name(best.x) + ".json";
@@ -194,7 +194,7 @@ class Study {
           return std::nullopt;
         }
         sim.push_back(*v);
-        r.push_back((*v - p.measured) / p.measured);
+        r.push_back(std::sqrt(p.weight) * (*v - p.measured) / p.measured);
       }
       simulated_[cand] = sim;
       out.push_back(r);
@@ -202,17 +202,23 @@ class Study {
     return out;
   }
 
-  // The sensitivities, scatter and spread of the fit, as Calibration reports them.
+  // The sensitivities, scatter and spread of the fit, as Calibration reports them. The search's residuals are
+  // the relative errors times sqrt(weight): the scatter and the sensitivities are reported per point without
+  // it, the spread (of the values) and the condition number are the weighted fit's.
   void describe(const FitResult& fit, Calibration* c) const {
     c->scatter = fit.scatter;
+    for (size_t i = 0; i < c->scatter.size() && i < spec_.points.size(); ++i)
+      c->scatter[i] /= std::sqrt(spec_.points[i].weight);
     c->spread = fit.spread;
     if (fit.jacobian.empty()) return;
     std::vector<Vec> a = fit.jacobian;  // per share of each range
     for (size_t i = 0; i < c->points.size(); ++i) {
       c->elasticity.emplace_back();
+      const double unweight = 1 / std::sqrt(spec_.points[i].weight);
       for (size_t j = 0; j < c->values.size(); ++j) {
         const PointFit& f = c->points[i];
-        c->elasticity.back().push_back(f.measured * fit.jacobian[i][j] * c->values[j] / f.simulated);
+        c->elasticity.back().push_back(f.measured * fit.jacobian[i][j] * unweight * c->values[j] /
+                                       f.simulated);
         a[i][j] *= spec_.parameters[j].upper - spec_.parameters[j].lower;
       }
     }

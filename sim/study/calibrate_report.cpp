@@ -105,6 +105,7 @@ Status write_calibration(const CalibrationSpec& spec, const CalibrateOptions& o,
                            {"quantity", f.quantity},
                            {"measured", f.measured},
                            {"tolerance", f.tolerance},
+                           {"weight", p.weight},
                            {"source", p.source},
                            {"simulated", f.simulated},
                            {"rel_error", f.rel_error},
@@ -166,6 +167,10 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrateOptio
                      i < c.scatter.size() ? fmt::format("{:.2f}%", 100 * c.scatter[i]) : "-",
                      f.within ? "yes" : "NO");
   }
+  for (const MeasuredPoint& p : spec.points)
+    if (p.weight != 1)
+      s += fmt::format("weight of {}: {:g} (its squared error counts {:g} times in the fit's sum)\n", p.name,
+                       p.weight, p.weight);
   if (!c.elasticity.empty()) {
     s += "sensitivity near the fit: % change of each quantity per 1% change of each parameter\n";
     s += fmt::format("{:<12}", "");

@@ -125,6 +125,7 @@ void read_point(JsonReader& r, MeasuredPoint& p, const std::string& kind) {
   }
   p.measured = r.positive("measured", std::nullopt);
   p.tolerance = r.number("tolerance", std::nullopt, 0, 1, false);
+  p.weight = r.positive("weight", 1.0);
   p.source = r.string("source", "");
 }
 

@@ -27,6 +27,7 @@ struct MeasuredPoint {
   std::string quantity;  // a results key, one of calibration_quantities()
   double measured = 0;   // > 0, in the quantity's unit
   double tolerance = 0;  // relative, in (0, 1]: the point fits when |sim - measured| <= tol x measured
+  double weight = 1;     // > 0: its squared relative error counts this many times in the fit's sum
   std::string source;    // where the measurement comes from (free text; may be empty)
 };
 

@@ -156,8 +156,12 @@ TEST_CASE("Calibration spec: other bad inputs -> one line naming the spec and th
   // An unknown key, at the top and in a point.
   CHECK_THAT(error_for(spec(kEfficiency, point("a"), kFitEngine + ", \"tolerance\": 0.1")),
              Contains("spec.json: tolerance: unknown key"));
-  CHECK_THAT(error_for(spec(kEfficiency, point("a", ", \"weight\": 2"))),
-             Contains("points[0].weight: unknown key"));
+  CHECK_THAT(error_for(spec(kEfficiency, point("a", ", \"wieght\": 2"))),
+             Contains("points[0].wieght: unknown key"));
+  CHECK_THAT(error_for(spec(kEfficiency, point("a", ", \"weight\": 0"))),
+             Contains("points[0].weight: expected a number > 0, got 0"));
+  CHECK_THAT(error_for(spec(kEfficiency, point("a", ", \"weight\": \"2\""))),
+             Contains("points[0].weight: expected a number > 0"));
   // A key the engine file does not take, a bound it does not take.
   CHECK_THAT(
       error_for(spec(R"({"key": "storage.efficency", "lower": 0.2, "upper": 0.8})", point("a"))),

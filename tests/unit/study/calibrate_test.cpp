@@ -28,13 +28,15 @@ const std::string kScenario = std::string(DPSIM_SOURCE_DIR) + "/tests/e2e/cases/
 // A spec fitting the storage client's efficiency (the engine's storage.efficiency) in [0.3, 1] to JCTs
 // measured on io_1p1d.json.
 sim::study::CalibrationSpec spec_of(const ScratchDir& d, const std::vector<double>& measured,
-                                    const std::string& key = "storage.efficiency") {
+                                    const std::string& key = "storage.efficiency",
+                                    const std::vector<double>& weights = {}) {
   std::string points;
   for (size_t i = 0; i < measured.size(); ++i)
     points += (i ? "," : "") + std::string("{\"name\": \"p") + std::to_string(i) + "\", \"scenario\": \"" +
               kScenario +
               "\", \"quantity\": \"summary.jct_s\", \"measured\": " + std::to_string(measured[i]) +
-              ", \"tolerance\": 0.01}";
+              ", \"tolerance\": 0.01" +
+              (i < weights.size() ? ", \"weight\": " + std::to_string(weights[i]) : std::string()) + "}";
   const std::string text = "{\"engine\": \"" + std::string(DPSIM_SOURCE_DIR) +
                            "/tests/e2e/cases/e2e-io-engine.json\", \"parameters\": [{\"key\": \"" + key +
                            "\", \"lower\": 0.3, \"upper\": 1}], \"points\": [" + points + "]}";
@@ -143,6 +145,35 @@ TEST_CASE("Calibrate: two measurements that contradict -> residuals reported, no
   CHECK((*j)["fitted"] == false);
   CHECK((*j)["points"][0]["within_tolerance"] == false);
   CHECK(std::filesystem::exists(c->calibrated_file));
+}
+
+TEST_CASE("Calibrate: the same contradiction with a weight of 100 on one point -> the fit holds that point",
+          "[unit][calibrate]") {
+  // JCT = 2 / e; measured 4 (e = 0.5) and 2.857 (e = 0.7). With u = 1 / e the errors are u / 2 - 1 and
+  // 0.7 u - 1 (2.857 = 2 / 0.7 to the 4 decimals std::to_string keeps: 0.70000 u - 1 within 1e-6).
+  // Unweighted, the least squares of the two are at 0.25 u - 0.5 + 0.49 u - 0.7 = 0: u = 1.6216, e = 0.6167.
+  // With the first weighing 100: 25 u - 50 + 0.49 u - 0.7 = 0: u = 1.98901, e = 0.50276, errors -0.55% and
+  // +39.2% (reported unweighted).
+  ScratchDir d;
+  FakeRuns fake;
+  const auto plain = calibrate(spec_of(d, {2 / 0.5, 2 / 0.7}), options_in(d), fake.batch());
+  REQUIRE(plain);
+  CHECK(plain->values[0] == Approx(0.6167).margin(0.002));
+  ScratchDir d2;
+  const auto c = calibrate(spec_of(d2, {2 / 0.5, 2 / 0.7}, "storage.efficiency", {100, 1}), options_in(d2),
+                           fake.batch());
+  REQUIRE(c);
+  CHECK(c->values[0] == Approx(0.50276).margin(0.002));
+  CHECK(c->outcome == CalibrationOutcome::kNotFitted);
+  CHECK(c->points[0].within);
+  CHECK(!c->points[1].within);
+  CHECK(c->points[0].rel_error == Approx(2 / c->values[0] / 4 - 1).margin(1e-9));
+  CHECK(c->points[1].rel_error == Approx(2 / c->values[0] / (2 / 0.7) - 1).margin(1e-4));
+  CHECK_THAT(c->report, Contains("weight of p0: 100"));
+  const auto j = sim::config::read_json_file(c->calibration_file);
+  REQUIRE(j);
+  CHECK((*j)["points"][0]["weight"] == 100);
+  CHECK((*j)["points"][1]["weight"] == 1);
 }
 
 TEST_CASE("Calibrate: a run that fails, runs handed out, a folder of other runs, too few runs -> said so",
