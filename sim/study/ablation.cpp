@@ -8,6 +8,7 @@
 #include "sim/config/scenario.h"
 #include "sim/core/paths.h"
 #include "sim/study/executor.h"
+#include "sim/study/systems.h"
 
 namespace sim::study {
 
@@ -22,20 +23,20 @@ struct Step {
 };
 
 const std::vector<Step>& ablation_steps() {
-  static const std::vector<Step> steps = {
-      {"Basic", "basic", {"policy.read_path=pe", "policy.layerwise=false", "policy.scheduler=round_robin"}},
-      {"+layerwise",
-       "layerwise",
-       {"policy.read_path=pe", "policy.layerwise=true", "policy.scheduler=round_robin"}},
-      {"+dual-path (load-blind)",
-       "dualpath-blind",
-       {"policy.read_path=alternate", "policy.layerwise=true", "policy.scheduler=round_robin"}},
-      {"+dual-path (queue-aware)",
-       "dualpath",
-       {"policy.read_path=dualpath", "policy.layerwise=true", "policy.scheduler=round_robin"}},
-      {"+scheduler",
-       "scheduler",
-       {"policy.read_path=dualpath", "policy.layerwise=true", "policy.scheduler=dualpath"}}};
+  static const std::vector<Step> steps = {{"Basic", "basic", kBasic},
+                                          {"+layerwise",
+                                           "layerwise",
+                                           {"policy.read_path=pe", "policy.layerwise=true",
+                                            "policy.scheduler=round_robin", "policy.batching=fifo"}},
+                                          {"+dual-path (load-blind)",
+                                           "dualpath-blind",
+                                           {"policy.read_path=alternate", "policy.layerwise=true",
+                                            "policy.scheduler=round_robin", "policy.batching=fifo"}},
+                                          {"+dual-path (queue-aware)",
+                                           "dualpath",
+                                           {"policy.read_path=dualpath", "policy.layerwise=true",
+                                            "policy.scheduler=round_robin", "policy.batching=fifo"}},
+                                          {"+scheduler", "scheduler", kDualPath}};
   return steps;
 }
 

@@ -7,6 +7,9 @@
 //                scheduling);
 //   queue-aware  dual-path loading with the queue-aware choice already (read_path=dualpath), dpsim's
 //                definition before, so the scheduler step adds Algorithm 1 alone.
+// The scheduler step is the paper's scheduling (§6) whole: Algorithm 1 and the DE scheduling (§6.1) and the
+// intra-engine compute quota (§6.2, policy.batching=quota); the steps before it batch FIFO without a quota
+// (policy.batching=fifo), as Basic does (study/systems.h).
 // Five runs per agent count (Basic, +layerwise, both dual-path steps, +scheduler), each a child `dpsim run`,
 // up to `jobs` at a time; its results JSON goes to DIR/<agents>-<step>.json. The report is the five JCTs per
 // agent count, each step's JCT change relative to Basic and each definition's steps, also in

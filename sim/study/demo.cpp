@@ -10,6 +10,7 @@
 #include "sim/cost/bottleneck.h"
 #include "sim/study/compare.h"
 #include "sim/study/executor.h"
+#include "sim/study/systems.h"
 
 namespace sim::study {
 
@@ -31,9 +32,7 @@ StatusOr<Outcome> run_demo(const DemoSpec& spec, const Console& console) {
                   sc->cluster.prefill_nodes, sc->cluster.decode_nodes, sc->workload.agents));
 
   const std::vector<std::pair<std::string, std::vector<std::string>>> variants = {
-      {"Basic", {"policy.read_path=pe", "policy.layerwise=false"}},
-      {"DualPath", {"policy.read_path=dualpath", "policy.layerwise=true"}},
-      {"Oracle", {"policy.read_path=oracle", "policy.layerwise=true"}}};
+      {"Basic", kBasic}, {"DualPath", kDualPath}, {"Oracle", kOracle}};
   Executor ex(1, console);
   ex.shield_interrupts();
   std::vector<std::string> names;

@@ -44,9 +44,13 @@ TEST_CASE("Ablation: five steps and two definitions -> each step's JCT is a dpsi
   std::map<std::string, std::vector<std::string>> toggles;
   for (const auto& st : sum.at("steps"))
     toggles[st.at("step")] = st.at("sets").get<std::vector<std::string>>();
-  CHECK(toggles.at("dualpath-blind") == std::vector<std::string>{"policy.read_path=alternate",
-                                                                 "policy.layerwise=true",
-                                                                 "policy.scheduler=round_robin"});
+  CHECK(toggles.at("dualpath-blind") ==
+        std::vector<std::string>{"policy.read_path=alternate", "policy.layerwise=true",
+                                 "policy.scheduler=round_robin", "policy.batching=fifo"});
+  // The scheduler step is the paper's scheduling whole: Algorithm 1 and the compute quota.
+  CHECK(toggles.at("scheduler") ==
+        std::vector<std::string>{"policy.read_path=dualpath", "policy.layerwise=true",
+                                 "policy.scheduler=dualpath", "policy.batching=quota"});
   for (const auto& row : sum.at("rows")) {
     const int agents = row.at("agents");
     for (const auto& r : row.at("runs")) {
@@ -58,6 +62,7 @@ TEST_CASE("Ablation: five steps and two definitions -> each step's JCT is a dpsi
       const nlohmann::json direct = e2e::run_ok(kAblationCase, sets);
       CHECK(r.at("jct_s").get<double>() == direct.at("summary").at("jct_s").get<double>());
       CHECK(r.at("complete").get<bool>());
+      CHECK(direct.at("scenario").at("policy").at("batching") == (step == "scheduler" ? "quota" : "fifo"));
       CHECK(direct.at("scenario").at("policy").at("read_path") == (step == "basic" || step == "layerwise"
                                                                        ? "pe"
                                                                    : step == "dualpath-blind" ? "alternate"
