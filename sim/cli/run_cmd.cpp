@@ -6,6 +6,7 @@
 
 #include "sim/cli/commands.h"
 #include "sim/cli/report.h"
+#include "sim/config/output_paths.h"
 #include "sim/config/scenario.h"
 #include "sim/core/paths.h"
 #include "sim/engine/interrupt.h"
@@ -20,17 +21,27 @@ void add_run_command(CLI::App& app, int* exit_code) {
   static bool quiet = false;
   cmd->add_option("scenario", scenario, "Scenario JSON file")->required();
   cmd->add_option("--set", sets, "Override a field: key.path=value (repeatable)");
-  cmd->add_option("--out", out, "Results JSON path (default: outputs.results, else out/<name>.json)");
+  CLI::Option* out_opt =
+      cmd->add_option("--out", out, "Results JSON path (default: outputs.results, else out/<name>.json)");
   cmd->add_flag("--quiet", quiet, "Print nothing on stdout");
-  cmd->callback([exit_code]() {
+  cmd->callback([exit_code, out_opt]() {
     auto sc = load_scenario_or_report(scenario, sets, exit_code);
     if (!sc) return;
-    const std::string path = !out.empty()                   ? out
+    const bool given = out_opt->count() > 0;  // --out "" is a path given empty, not no path
+    const std::string path = given                          ? out
                              : !sc->outputs.results.empty() ? sc->outputs.results
                                                             : "out/" + sc->name + ".json";
-    // An unwritable results path fails before the run, not after it.
+    const std::string flag = given                          ? "--out"
+                             : !sc->outputs.results.empty() ? "outputs.results"
+                                                            : "the results";
+    // No output over an input or another output, and an unwritable results path, fail before the run.
+    if (const Status st = config::check_output_paths(*sc, path, flag); !st) {
+      std::fprintf(stderr, "dpsim: %s: %s\n", sc->file.c_str(), st.message().c_str());
+      *exit_code = 2;
+      return;
+    }
     if (const std::string err = probe_writable(path); !err.empty()) {
-      std::fprintf(stderr, "dpsim: %s: %s\n", !out.empty() ? "--out" : sc->file.c_str(), err.c_str());
+      std::fprintf(stderr, "dpsim: %s: %s\n", given ? "--out" : sc->file.c_str(), err.c_str());
       *exit_code = 2;
       return;
     }

@@ -34,6 +34,9 @@ struct References {
   nlohmann::json engine_overrides;  // null when absent
 };
 
+// Smallest link_degrade factor (read_event).
+constexpr double kMinDegradeFactor = 1e-3;
+
 // Largest outputs.timeline_max_events: about 12 GB of events in memory.
 constexpr int64_t kMaxTimelineEvents = 100000000;
 // Largest workload.append_scale / gen_scale: beyond it every turn of a dataset passes its MaxLen.
@@ -367,7 +370,13 @@ void read_event(JsonReader& r, EventConfig& e) {
   e.gpu = static_cast<int>(r.integer("gpu", def.gpu, -1, 1023));
   if (r.ok() && e.gpu >= 0 && e.resource != "cnic")
     r.fail("gpu", "-1 (a GPU is named for a cnic only)", r.raw("gpu"));
-  e.factor = r.number("factor", std::nullopt, 0, 1, false);
+  // A link at a thousandth of its bandwidth still moves a turn's KV within minutes (50 MB/s of a 50 GB/s
+  // SNIC: a 64K-token DS 660B context in about a minute); below, a transfer in flight outlasts any run, which
+  // cannot end before its transfers do. A link that is down is a node_down event.
+  const nlohmann::json* f = r.raw("factor");
+  if (r.ok() && f != nullptr && f->is_number() && f->get<double>() < kMinDegradeFactor)
+    return r.fail("factor", "a number in [0.001, 1] (a link that is down is a node_down event)", f);
+  e.factor = r.number("factor", std::nullopt, kMinDegradeFactor, 1);
 }
 
 // Whether two link_degrade events may act on one link direction at once (their windows overlap).

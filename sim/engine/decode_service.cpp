@@ -260,6 +260,7 @@ void DecodeService::loader(int de_id) {
         end += copy_bytes(r);
         const Status st =
             i + 1 < members.size() ? c_.transport.wait_until(copy, end) : c_.transport.wait(copy);
+        if (!st.is_ok() && c_.transport.abandoned()) return;  // the stopped run's drain: the loader ends
         SIM_CHECK(st.is_ok() || r.lost, "H2D on DE {}: {}", de_id, st.message());
         if (r.lost) continue;  // its node failed (node_failures.h let its buffer and HBM go)
         c_.buffers.release(r, de.node, false);
@@ -535,6 +536,7 @@ void DecodeService::persist_loop(int de_id) {
     const double t0 = now();
     Status st = c_.transport.send(n.gpus[de.gpu], n.bufs[de.gpu], gpu_bytes);  // D2H
     if (st.is_ok()) st = c_.storage.persist(de.node, gpu_bytes + dram_bytes);
+    if (!st.is_ok() && c_.transport.abandoned()) return;  // the stopped run's drain: the persister ends
     // Only a failure of its node stops a persist (node_failures.h, which counts its bytes as lost).
     SIM_CHECK(st.is_ok() || c_.members.down(de.node), "persist on DE {}: {}", de_id, st.message());
     de.persisting = false;

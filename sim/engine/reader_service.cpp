@@ -126,6 +126,8 @@ void ReaderService::lane(int node) {
     double sent = bytes;
     const Status st = pe_side || !de_buffer_hbm(c_) ? c_.storage.read(node, bytes, &sent)
                                                     : c_.storage.read_to_gpu(node, de_gpus_[q.de], bytes);
+    // The run stopped and its drain abandoned the read: the lane ends with the run.
+    if (!st.is_ok() && c_.transport.abandoned()) return;
     // The request is still in flight (its slot is not reused before its turn ends, nor ever once it is
     // lost): its reference holds.
     SIM_CHECK(st.is_ok() || q.lost, "storage read on node {}: {}", node, st.message());

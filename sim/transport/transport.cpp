@@ -236,6 +236,7 @@ void Transport::settle() {
 }
 
 void Transport::abandon() {
+  abandoned_ = true;
   simgrid::kernel::actor::simcall_answered([&]() {
     for (Handle hd = 0; hd < flows_.size(); ++hd) {
       Flow& f = flows_[hd];

@@ -84,6 +84,8 @@ class Transport {
   // in one simcall; its bytes so far are reported and the rest withdrawn (as cancel() does), and the actors
   // waiting for them are ended next. Transfers started afterwards run as usual.
   void abandon();
+  // Whether abandon() ran: a wait that fails afterwards is the stopped run's end, not a broken transfer.
+  bool abandoned() const { return abandoned_; }
   // The links come back up (Link::turn_on).
   void restore(const std::vector<int>& links, const std::vector<simgrid::s4u::Link*>& others);
   // Whether a transfer in flight failed (it will send nothing more).
@@ -153,6 +155,7 @@ class Transport {
   size_t peak_activities_ = 0;
   const int* other_in_flight_ = nullptr;
   uint64_t transfers_ = 0;
+  bool abandoned_ = false;
   uint64_t polls_ = 0;
 };
 

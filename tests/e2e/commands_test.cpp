@@ -154,6 +154,48 @@ TEST_CASE("Run: the table names the model, engine and hardware, --out onto a dir
   CHECK(fs::exists(s.dir / "new" / "dir" / "r.json"));
 }
 
+TEST_CASE("Run: an output onto an input or onto another output, or an empty --out -> refused before the run",
+          "[e2e]") {
+  // Before: --out onto the scenario destroyed it, outputs.requests onto --out left the results where the
+  // records were meant to be, and --out "" wrote out/<name>.json.
+  e2e::Scratch s;
+  fs::copy_file(e2e::case_file("io_1p1d.json"), s.dir / "sc.json");
+  for (const char* f : {"e2e-io-hw.json", "e2e-io-engine.json", "e2e-io-model.json", "one_agent.jsonl"})
+    fs::copy_file(e2e::case_file(f), s.dir / f);
+  const std::string before = e2e::read_text((s.dir / "sc.json").string());
+  struct Case {
+    std::string args, line;
+  };
+  const std::vector<Case> cases = {
+      {"--out sc.json",
+       "dpsim: sc.json: --out sc.json is the scenario file (sc.json): an output must not "
+       "overwrite an input\n"},
+      {"--out ./e2e-io-engine.json", "--out ./e2e-io-engine.json is the engine file ("},
+      {"--out r.csv --set outputs.requests=r.csv",
+       "dpsim: sc.json: outputs.requests r.csv is also --out (r.csv): two outputs of one run must be two "
+       "files\n"},
+      {"--out r.json --set outputs.timeline=e2e-io-model.json",
+       "outputs.timeline e2e-io-model.json is the model file ("},
+      {"--out ''", "dpsim: sc.json: --out: an empty path, expected a file to write\n"}};
+  for (const auto& c : cases) {
+    const e2e::Output o = commands_run(s.dir, "run sc.json --quiet " + c.args);
+    INFO(c.args << "\n" << o.text);
+    CHECK(o.code == 2);
+    CHECK_THAT(o.text, Catch::Contains(c.line));
+    CHECK(e2e::read_text((s.dir / "sc.json").string()) == before);
+    CHECK_FALSE(fs::exists(s.dir / "r.json"));
+    CHECK_FALSE(fs::exists(s.dir / "r.csv"));
+    CHECK_FALSE(fs::exists(s.dir / "out"));
+  }
+  // The same files apart run.
+  const e2e::Output ok =
+      commands_run(s.dir, "run sc.json --quiet --out r.json --set outputs.requests=turns.csv");
+  INFO(ok.text);
+  CHECK(ok.code == 0);
+  CHECK(fs::exists(s.dir / "r.json"));
+  CHECK(fs::exists(s.dir / "turns.csv"));
+}
+
 TEST_CASE("Every command's error line begins with dpsim: (bottleneck, trace, a bad flag)", "[e2e]") {
   e2e::Scratch s;
   for (const std::string args : {"bottleneck no-such-hardware", "bottleneck --no-such-flag",

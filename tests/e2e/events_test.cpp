@@ -76,3 +76,25 @@ TEST_CASE("Events: the results and the timeline say what each event did, an empt
   b.erase("run_info");
   CHECK(a == b);
 }
+
+TEST_CASE(
+    "Events: a SNIC at its floor past the time limit -> the run stops there with its results, not abort",
+    "[e2e]") {
+  // Turn 1's 5.1 GB read at 10 MB/s (a thousandth of the SNIC) outlasts the 10 s limit and the 60 s drain:
+  // the drain abandons it. Before, the read's lane took the abandoned transfer for a broken invariant and
+  // aborted (exit 134, no results); SIGTERM on such a run did the same.
+  const std::string degrade =
+      R"(events=[{"kind":"link_degrade","at_s":0,"until_s":100000,"node":0,"resource":"snic","factor":0.001}])";
+  const auto r = e2e::run_dpsim(kEventsCase, {degrade, "sim.time_limit_s=10"});
+  INFO(r.stderr_text);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.result.is_object());
+  CHECK(r.result.at("complete") == false);
+  CHECK(r.result.at("summary").at("stopped_by") == "time_limit");
+  CHECK(r.result.at("summary").at("sim_end_s").get<double>() <= 10 + 60 + 1e-6);
+  // Its bytes so far are on the SNIC: 10 MB/s over the 70 s the read ran.
+  double snic_in = 0;
+  for (const auto& l : r.result.at("resources").at("snic"))
+    if (l.at("node") == 0 && l.at("direction") == "in") snic_in = l.at("bytes").get<double>();
+  CHECK(snic_in == Approx(10e6 * (70 - 0.0695022)).epsilon(1e-3));
+}
