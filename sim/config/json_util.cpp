@@ -291,6 +291,13 @@ StatusOr<std::string> read_text_file(const std::string& path, const std::string&
                                        : fmt::format("{}: cannot open: {}", path, std::strerror(err)));
   }
   if (S_ISDIR(st.st_mode)) return Status::error(fmt::format("{}: expected {}, got a directory", path, kind));
+  // A FIFO, a socket or a device would block or never end: only a regular file is read.
+  if (!S_ISREG(st.st_mode))
+    return Status::error(fmt::format("{}: expected {}, got {} (not a regular file)", path, kind,
+                                     S_ISFIFO(st.st_mode)                         ? "a FIFO"
+                                     : S_ISSOCK(st.st_mode)                       ? "a socket"
+                                     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                                  : "a special file"));
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::error(fmt::format("{}: cannot open: permission denied or unreadable", path));
   std::string text;

@@ -82,13 +82,20 @@ std::vector<double> read_numbers(JsonReader& r, const char* key, double lo, doub
 // The value at a dotted path ("params.active") of `root`, or nullptr.
 const nlohmann::json* at_path(const nlohmann::json& root, const std::string& dotted);
 
+// The longest simulated time a scenario or a trace may leave a run with nothing to do: the expected wait for
+// an online run's first arrival (1 / workload.aps, 1 / workload.aps_change.aps) and a turn's think time. A
+// run's periodic checks cost wall time in proportion to simulated time (about 4.5 s per 1e6 s), so a larger
+// value is a run in which nothing happens for minutes of wall time and days of simulated time: an error.
+inline constexpr double kMaxIdleS = 1e6;
+
 // Largest input files accepted, in bytes: a larger "file" (e.g. /dev/zero) is an error instead of
 // exhausting memory. Real traces are a few MB, JSON data files a few KB.
 inline constexpr size_t kMaxInputFileBytes = size_t{256} << 20;  // default of read_text_file (traces)
 inline constexpr size_t kMaxJsonFileBytes = size_t{16} << 20;    // scenario, hardware and model files
 
 // Reads a whole file into memory. Errors name the file: missing, a directory ("expected <kind>, got a
-// directory"), unopenable, a read error, or larger than max_bytes.
+// directory"), not a regular file (a FIFO, socket or device, which would block or never end), unopenable, a
+// read error, or larger than max_bytes.
 StatusOr<std::string> read_text_file(const std::string& path, const std::string& kind,
                                      size_t max_bytes = kMaxInputFileBytes);
 

@@ -479,6 +479,34 @@ Status check_role_changes(const ScenarioConfig& sc) {
   return Status::ok();
 }
 
+// An online run's arrival rates and the time they change: the first arrival is expected within the run's
+// horizon (sim.time_limit_s, else kMaxIdleS), and workload.aps_change comes before the time limit, as events
+// do.
+Status check_arrival_rates(const ScenarioConfig& sc) {
+  const WorkloadConfig& w = sc.workload;
+  if (w.mode != "online") return Status::ok();
+  const bool limited = sc.sim.time_limit_s > 0;
+  const double horizon = limited ? std::min(sc.sim.time_limit_s, kMaxIdleS) : kMaxIdleS;
+  const std::string within = limited ? fmt::format("sim.time_limit_s = {:g} s", sc.sim.time_limit_s)
+                                     : fmt::format("{:g} s", kMaxIdleS);
+  const auto too_slow = [&](const char* key, double aps) {
+    return Status::error(
+        fmt::format("{}: {}: expected a rate >= {:g} agents/s (one arrival expected within {}: a lower rate "
+                    "leaves the run "
+                    "with nothing to do), got {:g}",
+                    sc.file, key, 1 / horizon, within, aps));
+  };
+  if (w.aps < 1 / horizon) return too_slow("workload.aps", w.aps);
+  if (w.aps_change_at_s >= 0) {
+    if (limited && w.aps_change_at_s >= sc.sim.time_limit_s)
+      return Status::error(fmt::format(
+          "{}: workload.aps_change.at_s: expected a time before sim.time_limit_s ({:g}), got {:g}", sc.file,
+          sc.sim.time_limit_s, w.aps_change_at_s));
+    if (w.aps_after < 1 / horizon) return too_slow("workload.aps_change.aps", w.aps_after);
+  }
+  return Status::ok();
+}
+
 // node_down and node_up events, in time order (ties: the file's order): a node goes down while up and
 // comes up while down, and every failure leaves each role at least one node up. Node failures are not
 // modelled together with role changes, an autoscaler, a DE buffer in HBM or a DRAM tier.
@@ -726,6 +754,7 @@ Status cross_check(const ScenarioConfig& sc) {
   if (Status s = check_role_changes(sc); !s) return s;
   if (Status s = check_mixed_hardware(sc); !s) return s;
   if (Status s = check_node_events(sc); !s) return s;
+  if (Status s = check_arrival_rates(sc); !s) return s;
   for (size_t i = 0; i < sc.events.size(); ++i) {
     const EventConfig& e = sc.events[i];
     const int nodes = sc.cluster.prefill_nodes + sc.cluster.decode_nodes;

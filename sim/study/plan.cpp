@@ -323,6 +323,11 @@ StatusOr<Plan> make_plan(const PlanSpec& a) {
   if (a.min_nodes < 2 || a.max_nodes < a.min_nodes)
     return plan_error(
         fmt::format("expected 2 <= --min-nodes <= --max-nodes, got {} and {}", a.min_nodes, a.max_nodes));
+  if (a.max_nodes > kMaxPlanNodes)
+    return plan_error(fmt::format(
+        "--max-nodes: expected at most {} (the search computes every P:D split of every size, {} sizes here; "
+        "a plan of more nodes is a plan of larger units), got {}",
+        kMaxPlanNodes, a.max_nodes - a.min_nodes + 1, a.max_nodes));
   if (a.max_splits < 1)
     return plan_error(fmt::format("--max-splits: expected an integer >= 1, got {}", a.max_splits));
   if (a.slo_ttft < 0 || a.slo_tpot < 0 || a.jct_target < 0)

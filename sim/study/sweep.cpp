@@ -129,6 +129,15 @@ StatusOr<Outcome> run_sweep(const SweepSpec& a, const Console& console) {
     if (!l) return sweep_error(l.status().message());
     lists.push_back(*l);
   }
+  // Every point is a child run, and each is checked before any runs: a grid beyond kMaxSweepPoints is a slip
+  // (--p 1..2000000), refused before it is expanded.
+  double size = static_cast<double>(grid->size());
+  for (const auto& l : lists) size *= static_cast<double>(l.values.size());
+  if (size > kMaxSweepPoints)
+    return sweep_error(fmt::format(
+        "a grid of {:.0f} points (the --pd/--ratios/--p points times each --set-list's values): expected at "
+        "most {} (each point is a run; narrow the grid)",
+        size, kMaxSweepPoints));
   const std::string scenario = absolute_path(resolve_path(a.scenario, ""));
   auto sc = config::load_scenario(scenario, a.sets);  // fail early on a bad scenario or --set
   if (!sc) return sweep_error(sc.status().message());

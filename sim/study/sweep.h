@@ -12,6 +12,9 @@
 
 namespace sim::study {
 
+// The most points a sweep runs (its grid times each --set-list's values): each is a child run.
+inline constexpr int kMaxSweepPoints = 10000;
+
 // The command's options, as given.
 struct SweepSpec {
   std::string scenario;

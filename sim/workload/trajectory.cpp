@@ -82,7 +82,14 @@ Status parse_line(const std::string& line, const std::string& where, Trajectory&
     Turn turn;
     turn.append = static_cast<int32_t>(tr.integer("append", std::nullopt, 1, kMaxTurnTokens));
     turn.gen = static_cast<int32_t>(tr.integer("gen", std::nullopt, 1, kMaxTurnTokens));
-    turn.think_s = tr.non_negative("think_s", 0.0);
+    if (const nlohmann::json* th = tr.raw("think_s");
+        th != nullptr && th->is_number() && th->get<double>() > config::kMaxIdleS)
+      tr.fail("think_s",
+              fmt::format("a number in [0, {:g}] (seconds; a longer think leaves the run idle for days of "
+                          "simulated time)",
+                          config::kMaxIdleS),
+              th);
+    turn.think_s = tr.number("think_s", 0.0, 0, config::kMaxIdleS);
     SIM_RETURN_IF_ERROR(tr.finish());
     out.turns.push_back(turn);
   }
@@ -173,9 +180,9 @@ Status write_trajectories(const std::string& path, const std::vector<Trajectory>
         return Status::error(fmt::format("{}.turns[{}]: expected append and gen >= 1, got {} and {}", where,
                                          k, turn.append, turn.gen));
       }
-      if (!std::isfinite(turn.think_s) || turn.think_s < 0 || turn.think_s > config::kMaxNumber) {
-        return Status::error(
-            fmt::format("{}.turns[{}].think_s: expected a number >= 0, got {}", where, k, turn.think_s));
+      if (!std::isfinite(turn.think_s) || turn.think_s < 0 || turn.think_s > config::kMaxIdleS) {
+        return Status::error(fmt::format("{}.turns[{}].think_s: expected a number in [0, {:g}], got {}",
+                                         where, k, config::kMaxIdleS, turn.think_s));
       }
     }
   }

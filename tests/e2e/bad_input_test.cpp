@@ -1,8 +1,10 @@
 // Runs the real `dpsim run` on every case of tests/bad_inputs/cases.tsv: each must fail cleanly with
 // exit code 2, one message on stderr naming the case file and the expected field, and no output file.
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -132,4 +134,40 @@ TEST_CASE(
     REQUIRE(!ok.result.is_null());
     CHECK(ok.result.at("summary").at("turns_completed") == 1);
   }
+}
+
+TEST_CASE("Bad inputs: a trace that is a FIFO, a sweep of 2M points, a plan of 1M nodes -> refused at once",
+          "[e2e]") {
+  // Before: the FIFO blocked dpsim in open() until killed; the sweep and the plan computed for minutes with
+  // no output (their --emit-jobs wrote nothing before that).
+  e2e::Scratch s;
+  const std::string fifo = (s.dir / "trace.jsonl").string();
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const e2e::Run r = e2e::run_dpsim(e2e::case_file("io_1p1d.json"), {"workload.trace=" + fifo}, 10);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.stderr_text, Catch::Contains(fifo + ": expected a trajectory JSONL file, got a FIFO (not a "
+                                                   "regular file)"));
+  CHECK(r.wall_s < 5);
+  const std::string scenario = e2e::shell_quoted(e2e::repo_file("scenarios/paper/ds660b-64k.json"));
+  const std::string bin = e2e::shell_quoted(e2e::dpsim_binary());
+  const std::string log = e2e::shell_quoted((s.dir / "log").string());
+  const auto timed = [&](const std::string& args) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int code = e2e::shell(e2e::timeout_prefix(20) + bin + " " + args + " >" + log + " 2>&1");
+    return std::make_pair(code, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  };
+  const auto [sweep_code, sweep_s] = timed("sweep " + scenario + " --p 1..2000000 --d 1 --emit-jobs " +
+                                           e2e::shell_quoted((s.dir / "jobs.sh").string()) + " --out " +
+                                           e2e::shell_quoted((s.dir / "sweep").string()));
+  CHECK(sweep_code == 2);
+  CHECK(sweep_s < 5);
+  CHECK_THAT(e2e::read_text(s.dir / "log"),
+             Catch::Contains("a grid of 2000000 points") && Catch::Contains("expected at most 10000"));
+  const auto [plan_code, plan_s] =
+      timed("plan " + e2e::shell_quoted(e2e::repo_file("scenarios/paper/online-ds660b.json")) +
+            " --max-nodes 1000000 --emit-jobs " + e2e::shell_quoted((s.dir / "plan.sh").string()) +
+            " --out " + e2e::shell_quoted((s.dir / "plan").string()));
+  CHECK(plan_code == 2);
+  CHECK(plan_s < 5);
+  CHECK_THAT(e2e::read_text(s.dir / "log"), Catch::Contains("--max-nodes: expected at most 10000"));
 }
