@@ -9,7 +9,7 @@ PKGS    := libsimgrid-dev nlohmann-json3-dev libcli11-dev catch2 libfmt-dev libt
            cmake g++ make pkg-config
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test bench props format clean test-sanitize fuzz zoo coverage lint
+.PHONY: deps configure build run test bench props format clean test-sanitize fuzz zoo coverage lint docs-check
 
 # Installs the Debian packages of $(1) that are missing.
 define install_missing
@@ -115,3 +115,9 @@ format:
 
 clean:
 	rm -rf $(BUILD)
+
+# Every output the READMEs quote (a `<!-- docs-check ... -->` marker before the block), rerun and compared, the
+# long ones too (the calibration's fit: about 15 minutes on 2 cores): run it before a release. ctest runs the
+# quick ones (docs:quick). tests/docs/docs_check.py --list names them.
+docs-check: build
+	python3 tests/docs/docs_check.py --binary $(BUILD)/dpsim
